@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config/config.ts';
+import type { DatabaseHandle } from './db/database.ts';
+import { CofferError } from './errors.ts';
+import { registerErrorHandling } from './http/error-handler.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { registerOperations } from './http/operations.ts';
+import { registerSecurityHeaders } from './http/security-headers.ts';
+import { registerValidation } from './http/validation.ts';
+import { createFieldCipher } from './keys/field-cipher.ts';
+import { hashSecret } from './keys/secrets.ts';
+import { subClientRoutes } from './subclients/subclient-routes.ts';
+
+export interface AppContext {
+  config: Config;
+  database: DatabaseHandle;
+  masterKey: Uint8Array;
+}
+
+/** Where logs must never show a secret, whatever a later log call includes. */
+const REDACT = [
+  'req.headers["x-api-token"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.client_secret',
+  '*.api_token',
+  '*.access_token',
+  '*.id_token',
+  '*.password',
+];
+
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  return { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } };
+}
+
+export async function buildApp(context: AppContext): Promise<FastifyInstance> {
+  const { config, database } = context;
+  const app = Fastify({
+    logger: loggerOptions(config),
+    bodyLimit: config.bodyLimit,
+    genReqId: () => randomUUID(),
+    trustProxy: false,
+    // Reject bodies that try to poison prototypes instead of silently dropping keys.
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorateRequest('apiCaller', null);
+  // Only JSON bodies: fastify's default text/plain parser would let non-JSON reach handlers.
+  app.removeContentTypeParser('text/plain');
+  registerValidation(app);
+  registerErrorHandling(app);
+  registerSecurityHeaders(app, config.environment === 'production');
+
+  if (config.apiRateLimit > 0) {
+    await app.register(rateLimit, {
+      max: config.apiRateLimit,
+      timeWindow: 60_000,
+      // Per API token (hashed, so no token sits in the limiter's memory), else per address.
+      keyGenerator: (request) => {
+        const token = request.headers['x-api-token'] ?? request.headers.authorization;
+        return typeof token === 'string' ? hashSecret(token) : request.ip;
+      },
+      allowList: (request) =>
+        request.url === '/healthz' || request.url === '/readyz' || request.url === '/metrics',
+      errorResponseBuilder: (_request, context) =>
+        new CofferError(
+          'rate_limited',
+          `Too many requests; retry in ${Math.ceil(context.ttl / 1000)} seconds.`,
+          {
+            headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
+          },
+        ),
+    });
+  }
+
+  await registerOpenApi(app, config.publicUrl);
+  registerOperations(app, [{ name: 'database', check: database.ping }]);
+
+  const cipher = createFieldCipher(context.masterKey);
+  await app.register(subClientRoutes, { db: database.db, cipher });
+
+  return app;
+}

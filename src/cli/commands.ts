@@ -1,0 +1,162 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import type { Kysely } from 'kysely';
+import {
+  createApiToken,
+  createClient,
+  rotateClientSecret,
+  setClientSettings,
+} from '../clients/client-admin.ts';
+import { revokeApiToken } from '../clients/client-repository.ts';
+import type { Dialect } from '../db/dialect.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import type { Database } from '../db/schema.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+
+/** Thrown for a command line that cannot be understood; the CLI prints it with the usage. */
+export class UsageError extends Error {}
+
+export interface CliDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  cipher: () => Promise<FieldCipher>;
+}
+
+/** What a command prints: a JSON value for --json, and a sentence for people. */
+export interface CommandResult {
+  json: unknown;
+  text: string;
+}
+
+export const USAGE = `Usage: coffer <command> [options]
+
+  client create --name NAME [--master] [--parent ID] [--redirect-uri URI]... [--verifier] [--json]
+  client set ID [--from-email E] [--esp-token T] [--recaptcha-key K] [--recaptcha-threshold X]
+                [--recaptcha-enabled true|false] [--privacy-link URL] [--redirect-uri URI]... [--json]
+  client secret-rotate ID [--json]
+  token create --client ID [--json]
+  token revoke TOKEN [--json]
+  migrate [--json]
+
+Configuration comes from the same environment variables as the server (DATA_DIR, DATABASE_URL, MASTER_KEY, …).`;
+
+function clientId(raw: string | undefined, what: string): number {
+  if (raw === undefined) throw new UsageError(`${what} is required`);
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2147483647)
+    throw new UsageError(`${what} must be a positive integer`);
+  return Number(raw);
+}
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+function parse(args: string[], options: ParseArgsOptionsConfig): { values: Values; positionals: string[] } {
+  try {
+    const parsed = parseArgs({
+      args,
+      options: { ...options, json: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: parsed.values as Values, positionals: parsed.positionals };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export async function runCommand(deps: CliDeps, argv: string[]): Promise<CommandResult> {
+  const [group, action, ...rest] = argv;
+  const key = action && !action.startsWith('-') ? `${group} ${action}` : (group ?? '');
+  const args = action && !action.startsWith('-') ? rest : argv.slice(1);
+
+  switch (key) {
+    case 'client create': {
+      const { values, positionals } = parse(args, {
+        name: { type: 'string' },
+        master: { type: 'boolean' },
+        parent: { type: 'string' },
+        'redirect-uri': { type: 'string', multiple: true },
+        verifier: { type: 'boolean' },
+      });
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+      if (typeof values.name !== 'string') throw new UsageError('--name is required');
+      const created = await createClient(deps.db, {
+        name: values.name,
+        master: values.master === true,
+        parentId: values.parent === undefined ? undefined : clientId(values.parent as string, '--parent'),
+        redirectUris: (values['redirect-uri'] as string[] | undefined) ?? [],
+        verifier: values.verifier === true,
+      });
+      return {
+        json: created,
+        text: `Created client ${created.client_id}.\nclient_secret: ${created.client_secret}\napi_token: ${created.api_token}\nThey are shown only once: store them now.`,
+      };
+    }
+    case 'client set': {
+      const { values, positionals } = parse(args, {
+        'from-email': { type: 'string' },
+        'esp-token': { type: 'string' },
+        'recaptcha-key': { type: 'string' },
+        'recaptcha-threshold': { type: 'string' },
+        'recaptcha-enabled': { type: 'string' },
+        'privacy-link': { type: 'string' },
+        'redirect-uri': { type: 'string', multiple: true },
+      });
+      const id = clientId(positionals[0], 'client ID');
+      const threshold = values['recaptcha-threshold'] as string | undefined;
+      if (threshold !== undefined && !/^(0(\.\d+)?|1(\.0+)?)$/.test(threshold)) {
+        throw new UsageError('--recaptcha-threshold must be a number between 0 and 1');
+      }
+      const enabled = values['recaptcha-enabled'] as string | undefined;
+      if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') {
+        throw new UsageError('--recaptcha-enabled must be true or false');
+      }
+      await setClientSettings(deps.db, await deps.cipher(), id, {
+        fromEmail: values['from-email'] as string | undefined,
+        espToken: values['esp-token'] as string | undefined,
+        recaptchaKey: values['recaptcha-key'] as string | undefined,
+        recaptchaThreshold: threshold === undefined ? undefined : Number(threshold),
+        recaptchaEnabled: enabled === undefined ? undefined : enabled === 'true',
+        privacyLink: values['privacy-link'] as string | undefined,
+        redirectUris: values['redirect-uri'] as string[] | undefined,
+      });
+      return { json: { client_id: id, updated: true }, text: `Updated client ${id}.` };
+    }
+    case 'client secret-rotate': {
+      const { positionals } = parse(args, {});
+      const id = clientId(positionals[0], 'client ID');
+      const rotated = await rotateClientSecret(deps.db, id);
+      return {
+        json: rotated,
+        text: `New client_secret for client ${id}: ${rotated.client_secret}\nThe old one no longer works.`,
+      };
+    }
+    case 'token create': {
+      const { values } = parse(args, { client: { type: 'string' } });
+      const id = clientId(values.client as string | undefined, '--client');
+      const created = await createApiToken(deps.db, id);
+      return {
+        json: created,
+        text: `api_token for client ${id}: ${created.api_token}\nIt is shown only once.`,
+      };
+    }
+    case 'token revoke': {
+      const { positionals } = parse(args, {});
+      const token = positionals[0];
+      if (!token) throw new UsageError('TOKEN is required');
+      const revoked = await revokeApiToken(deps.db, token);
+      if (!revoked) throw new UsageError('no live API token has that value');
+      return { json: { revoked: true }, text: 'Token revoked.' };
+    }
+    case 'migrate': {
+      parse(args, {});
+      const applied = await migrateToLatest(deps.db, deps.dialect);
+      return {
+        json: { applied },
+        text: applied.length ? `Applied ${applied.join(', ')}.` : 'The database is up to date.',
+      };
+    }
+    default:
+      throw new UsageError(
+        group ? `unknown command "${[group, action].filter(Boolean).join(' ')}"` : 'no command given',
+      );
+  }
+}

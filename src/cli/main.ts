@@ -1,0 +1,45 @@
+import { readConfig } from '../config/config.ts';
+import { openDatabase } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { CofferError } from '../errors.ts';
+import { createFieldCipher } from '../keys/field-cipher.ts';
+import { loadMasterKey } from '../keys/master-key.ts';
+import { runCommand, USAGE, UsageError } from './commands.ts';
+
+const argv = process.argv.slice(2);
+const json = argv.includes('--json');
+
+function fail(message: string, code: number): never {
+  if (json) process.stderr.write(`${JSON.stringify({ error: message })}\n`);
+  else process.stderr.write(`coffer: ${message}\n`);
+  process.exit(code);
+}
+
+if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(argv.length === 0 ? 2 : 0);
+}
+
+try {
+  const config = readConfig(process.env);
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  try {
+    // Every command may be the first thing run on a new DATA_DIR.
+    if (argv[0] !== 'migrate') await migrateToLatest(database.db, database.dialect);
+    const result = await runCommand(
+      {
+        db: database.db,
+        dialect: database.dialect,
+        cipher: async () => createFieldCipher((await loadMasterKey(config.masterKey, config.dataDir)).key),
+      },
+      argv,
+    );
+    process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+  } finally {
+    await database.close();
+  }
+} catch (error) {
+  if (error instanceof UsageError) fail(`${error.message}\n\n${USAGE}`, 2);
+  if (error instanceof CofferError) fail(error.message, 1);
+  fail((error as Error).message ?? String(error), 1);
+}

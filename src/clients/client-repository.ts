@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely';
+import { now } from '../db/dialect.ts';
+import type { Database, Flag } from '../db/schema.ts';
+import { hashSecret } from '../keys/secrets.ts';
+
+/** The client an API token belongs to, as the API needs it to decide what the caller may do. */
+export interface ApiCaller {
+  clientId: number;
+  isMaster: boolean;
+  parentId: number | null;
+}
+
+export async function findCallerByApiToken(
+  db: Kysely<Database>,
+  token: string,
+): Promise<ApiCaller | undefined> {
+  const row = await db
+    .selectFrom('api_tokens')
+    .innerJoin('clients', 'clients.client_id', 'api_tokens.client_id')
+    .select(['clients.client_id', 'clients.is_master', 'clients.parent_id'])
+    .where('api_tokens.token_hash', '=', hashSecret(token))
+    .where('api_tokens.revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row && { clientId: row.client_id, isMaster: row.is_master === 1, parentId: row.parent_id };
+}
+
+export interface NewClient {
+  name: string;
+  isMaster: boolean;
+  isVerifier: boolean;
+  parentId: number | null;
+  clientSecretHash: string | null;
+  redirectUris: string[];
+}
+
+export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<number> {
+  const row = await db
+    .insertInto('clients')
+    .values({
+      name: client.name,
+      is_master: flag(client.isMaster),
+      is_verifier: flag(client.isVerifier),
+      parent_id: client.parentId,
+      client_secret_hash: client.clientSecretHash,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      created_at: now(),
+    })
+    .returning('client_id')
+    .executeTakeFirstOrThrow();
+  return row.client_id;
+}
+
+export async function findClient(db: Kysely<Database>, clientId: number) {
+  return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+}
+
+export async function insertApiToken(db: Kysely<Database>, clientId: number, token: string): Promise<void> {
+  await db
+    .insertInto('api_tokens')
+    .values({ token_hash: hashSecret(token), client_id: clientId, created_at: now(), revoked_at: null })
+    .execute();
+}
+
+/** Returns false when no live token has that value. */
+export async function revokeApiToken(db: Kysely<Database>, token: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: now() })
+    .where('token_hash', '=', hashSecret(token))
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export const flag = (value: boolean): Flag => (value ? 1 : 0);

@@ -1,0 +1,151 @@
+import path from 'node:path';
+
+/** Raised when an environment variable is missing or malformed; the message names the variable. */
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+export type Environment = 'development' | 'production';
+export type StorageBackend = 'fs' | 'kubo';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  environment: Environment;
+  port: number;
+  host: string;
+  /** Issuer and base address, without a trailing slash. */
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  storage: StorageBackend;
+  kuboApiUrl: string | undefined;
+  /** Base64 of 32 bytes, when given in the environment; otherwise it is generated into DATA_DIR (development only). */
+  masterKey: string | undefined;
+  smtpUrl: string | undefined;
+  accessTokenTtl: number;
+  allowPrivateTargets: boolean;
+  logLevel: LogLevel;
+  bodyLimit: number;
+  /** Requests per minute per API token (or per address when none is sent); 0 turns the limit off. */
+  apiRateLimit: number;
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function readInteger(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function readBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function readUrl(env: NodeJS.ProcessEnv, name: string, protocols: readonly string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${url.protocol}"`);
+  }
+  return raw;
+}
+
+function readMasterKey(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env['MASTER_KEY'];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw) || Buffer.from(raw, 'base64').length !== 32) {
+    throw new ConfigError(
+      'MASTER_KEY',
+      'must be 32 bytes encoded in base64 (e.g. `openssl rand -base64 32`)',
+    );
+  }
+  return raw;
+}
+
+/**
+ * Reads and validates the configuration from the environment. Pure: no file is touched here,
+ * so it can be tested with a plain object.
+ */
+export function readConfig(env: NodeJS.ProcessEnv): Config {
+  const nodeEnv = env['NODE_ENV'] ?? 'development';
+  if (!['development', 'production', 'test'].includes(nodeEnv)) {
+    throw new ConfigError('NODE_ENV', `must be development, production or test, got "${nodeEnv}"`);
+  }
+  const environment: Environment = nodeEnv === 'production' ? 'production' : 'development';
+  const port = readInteger(env, 'PORT', 8080, 0, 65535);
+  const host = env['HOST'] || '127.0.0.1';
+  const publicUrlRaw = readUrl(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const publicUrl = publicUrlRaw.replace(/\/+$/, '');
+  const dataDir = path.resolve(env['DATA_DIR'] || './data');
+  const databaseUrl = readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const storage = (env['STORAGE'] || 'fs') as StorageBackend;
+  if (storage !== 'fs' && storage !== 'kubo')
+    throw new ConfigError('STORAGE', `must be fs or kubo, got "${storage}"`);
+  const kuboApiUrl = readUrl(env, 'KUBO_API_URL', ['http:', 'https:']);
+  if (storage === 'kubo' && !kuboApiUrl)
+    throw new ConfigError('KUBO_API_URL', 'is required when STORAGE=kubo');
+  const masterKey = readMasterKey(env);
+  const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  const accessTokenTtl = readInteger(env, 'ACCESS_TOKEN_TTL', 3600, 60, 86400);
+  const allowPrivateTargets = readBoolean(env, 'ALLOW_PRIVATE_TARGETS', false);
+  const logLevel = (env['LOG_LEVEL'] || 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const bodyLimit = readInteger(env, 'BODY_LIMIT', 256 * 1024, 1024, 16 * 1024 * 1024);
+  const apiRateLimit = readInteger(env, 'API_RATE_LIMIT', 6000, 0, 100_000_000);
+
+  if (environment === 'production') {
+    if (!masterKey) throw new ConfigError('MASTER_KEY', 'is required in production (NODE_ENV=production)');
+    if (new URL(publicUrl).protocol !== 'https:') {
+      throw new ConfigError('PUBLIC_URL', 'must be an https: address in production (NODE_ENV=production)');
+    }
+    if (allowPrivateTargets) {
+      throw new ConfigError('ALLOW_PRIVATE_TARGETS', 'must not be true in production (NODE_ENV=production)');
+    }
+  }
+
+  return {
+    environment,
+    port,
+    host,
+    publicUrl,
+    dataDir,
+    databaseUrl,
+    storage,
+    kuboApiUrl,
+    masterKey,
+    smtpUrl,
+    accessTokenTtl,
+    allowPrivateTargets,
+    logLevel,
+    bodyLimit,
+    apiRateLimit,
+  };
+}

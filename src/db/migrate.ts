@@ -1,0 +1,20 @@
+import type { Kysely } from 'kysely';
+import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
+import type { Dialect } from './dialect.ts';
+import * as clients from './migrations/0001-clients.ts';
+
+/** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001-clients': { up: clients.up(dialect) },
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
+export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

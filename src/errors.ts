@@ -1,0 +1,74 @@
+/**
+ * The one error type of Coffer. Logic throws it with a stable code; http/error-handler.ts turns
+ * it into the error body `{error, error_description, details?}` in one place.
+ */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_token'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'invalid_credential'
+  | 'rate_limited'
+  | 'server_error'
+  // RFC 6749 §5.2, used by the token endpoint
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'invalid_scope';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  invalid_token: 401,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_credential: 422,
+  rate_limited: 429,
+  server_error: 500,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+};
+
+export interface ErrorDetail {
+  /** JSON pointer into the request, e.g. /body/name or /query/page. */
+  path: string;
+  message: string;
+}
+
+export class CofferError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    description: string,
+    extra: { details?: ErrorDetail[]; headers?: Record<string, string>; status?: number } = {},
+  ) {
+    super(description);
+    this.name = 'CofferError';
+    this.code = code;
+    this.status = extra.status ?? STATUS_OF[code];
+    this.details = extra.details;
+    this.headers = extra.headers;
+  }
+}
+
+/** An invalid field, reported like a schema violation so that clients handle both alike. */
+export function invalidField(path: string, message: string): CofferError {
+  return new CofferError('invalid_request', `${path} ${message}.`, { details: [{ path, message }] });
+}
+
+export const notFound = (what = 'The resource') => new CofferError('not_found', `${what} was not found.`);
+export const forbidden = (why: string) => new CofferError('forbidden', why);
+export const conflict = (why: string) => new CofferError('conflict', why);

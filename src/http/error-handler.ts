@@ -1,0 +1,128 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CofferError, type ErrorCode, type ErrorDetail, STATUS_OF } from '../errors.ts';
+
+export interface ErrorBody {
+  error: ErrorCode;
+  error_description: string;
+  details?: ErrorDetail[];
+  request_id?: string;
+}
+
+const PART_NAMES: Record<string, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'headers',
+};
+
+interface AjvIssue {
+  instancePath: string;
+  message?: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+function detailsOf(issues: AjvIssue[], context: string | undefined): ErrorDetail[] {
+  const root = `/${PART_NAMES[context ?? 'body'] ?? context}`;
+  return issues.map((issue) => {
+    if (issue.keyword === 'required') {
+      return {
+        path: `${root}${issue.instancePath}/${issue.params['missingProperty']}`,
+        message: 'is required',
+      };
+    }
+    if (issue.keyword === 'additionalProperties') {
+      return {
+        path: `${root}${issue.instancePath}/${issue.params['additionalProperty']}`,
+        message: 'is not allowed',
+      };
+    }
+    return { path: `${root}${issue.instancePath}`, message: issue.message ?? 'is invalid' };
+  });
+}
+
+/** Fastify's own client errors, turned into the project's codes and plain sentences. */
+const FASTIFY_ERRORS: Record<string, { code: ErrorCode; description: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    code: 'payload_too_large',
+    description: 'The request body is larger than allowed.',
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'unsupported_media_type',
+    description: 'The request body must be JSON (Content-Type: application/json).',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    code: 'invalid_request',
+    description: 'The Content-Length header does not match the body.',
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    code: 'invalid_request',
+    description: 'The body is empty although Content-Type is application/json.',
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    code: 'invalid_request',
+    description: 'The request body is not valid JSON.',
+  },
+};
+
+export function toErrorBody(error: unknown, requestId: string): { status: number; body: ErrorBody } {
+  if (error instanceof CofferError) {
+    const body: ErrorBody = { error: error.code, error_description: error.message };
+    if (error.details) body.details = error.details;
+    if (error.status >= 500) body.request_id = requestId;
+    return { status: error.status, body };
+  }
+  const e = error as FastifyError & { validationContext?: string };
+  if (Array.isArray(e?.validation)) {
+    const details = detailsOf(e.validation as AjvIssue[], e.validationContext);
+    const first = details[0];
+    return {
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: first ? `${first.path} ${first.message}.` : 'The request is invalid.',
+        details,
+      },
+    };
+  }
+  const known = typeof e?.code === 'string' ? FASTIFY_ERRORS[e.code] : undefined;
+  if (known)
+    return {
+      status: STATUS_OF[known.code],
+      body: { error: known.code, error_description: known.description },
+    };
+  // Body parser errors (bad JSON, prototype poisoning) carry a 400 status and a SyntaxError-like message.
+  if (e?.statusCode === 400 && (e instanceof SyntaxError || String(e.code ?? '').startsWith('FST_'))) {
+    return {
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'The request body is not valid JSON.' },
+    };
+  }
+  if (typeof e?.code === 'string' && e.code.startsWith('FST_') && e.statusCode && e.statusCode < 500) {
+    return { status: e.statusCode, body: { error: 'invalid_request', error_description: e.message } };
+  }
+  return {
+    status: 500,
+    body: {
+      error: 'server_error',
+      error_description: 'An unexpected error occurred. Quote the request id when reporting it.',
+      request_id: requestId,
+    },
+  };
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
+    const { status, body } = toErrorBody(error, request.id);
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if (error instanceof CofferError && error.headers) reply.headers(error.headers);
+    if (body.error === 'invalid_token') reply.header('www-authenticate', 'Bearer error="invalid_token"');
+    reply.code(status).type('application/json; charset=utf-8').send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({
+      error: 'not_found',
+      error_description: `No endpoint ${request.method} ${request.url.split('?')[0]}.`,
+    } satisfies ErrorBody);
+  });
+}

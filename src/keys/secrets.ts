@@ -1,0 +1,24 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Prefixes make leaked secrets recognisable to secret scanners and to people. */
+export type SecretKind = 'api_token' | 'client_secret';
+const PREFIX: Record<SecretKind, string> = { api_token: 'cfr_at_', client_secret: 'cfr_cs_' };
+
+/** 256 random bits, base64url, with a kind prefix. Shown once; only its hash is kept. */
+export function generateSecret(kind: SecretKind): string {
+  return PREFIX[kind] + randomBytes(32).toString('base64url');
+}
+
+/**
+ * SHA-256 is enough here: the secrets carry 256 random bits, so no guessing attack on the hash
+ * is possible, and a fast hash lets every request look its token up by hash.
+ */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('base64url');
+}
+
+export function secretMatchesHash(secret: string, hash: string): boolean {
+  const a = Buffer.from(hashSecret(secret));
+  const b = Buffer.from(hash);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,166 @@
+import type { Kysely } from 'kysely';
+import type { ApiCaller } from '../clients/client-repository.ts';
+import { isUniqueViolation } from '../db/dialect.ts';
+import type { Database } from '../db/schema.ts';
+import { CofferError, conflict, forbidden, notFound } from '../errors.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+import {
+  type ClientRow,
+  countSubClients,
+  findSubClient,
+  insertSubClient,
+  listSubClients,
+  updateSubClient,
+} from './subclient-repository.ts';
+import { normalizeSubClientBody } from './subclient-rules.ts';
+import type { SubClient, SubClientBody } from './subclient-schemas.ts';
+
+export interface SubClientDeps {
+  db: Kysely<Database>;
+  cipher: FieldCipher;
+}
+
+/** Sub-client endpoints are for master clients only. */
+function requireMaster(caller: ApiCaller): void {
+  if (!caller.isMaster) throw forbidden('Only a master client may manage sub-clients.');
+}
+
+/**
+ * `x-api-subclient-id` narrows a master to one of its sub-clients. Naming one that is not the
+ * caller's is 403: the caller asked to act somewhere it may not.
+ */
+async function checkScope(deps: SubClientDeps, caller: ApiCaller, scope: number | undefined): Promise<void> {
+  if (scope === undefined) return;
+  if (!(await findSubClient(deps.db, caller.clientId, scope))) {
+    throw forbidden(`Sub-client ${scope} (x-api-subclient-id) is not one of yours.`);
+  }
+}
+
+function mask(secret: string | null): string {
+  return secret ? `••••${secret.slice(-4)}` : '';
+}
+
+export function presentSubClient(cipher: FieldCipher, row: ClientRow): SubClient {
+  const open = (sealed: string | null, column: string) =>
+    sealed ? cipher.decrypt(sealed, `clients/${row.client_id}/${column}`) : null;
+  return {
+    client_id: row.client_id,
+    name: row.name,
+    domain: row.domain ?? '',
+    subdomain: row.subdomain ?? '',
+    timezone: row.timezone ?? '',
+    address_1: row.address_1 ?? '',
+    address_2: row.address_2 ?? '',
+    country: row.country ?? '',
+    province: row.province ?? '',
+    city: row.city ?? '',
+    from_email_address: row.from_email_address ?? '',
+    esp_token: mask(open(row.esp_token_sealed, 'esp_token')),
+    recaptcha_key: mask(open(row.recaptcha_key_sealed, 'recaptcha_key')),
+    recaptcha_threshold: row.recaptcha_threshold,
+    recaptcha_enabled: row.recaptcha_enabled === 1,
+    created_at: row.created_at,
+    privacy_link: row.privacy_link ?? '',
+  };
+}
+
+const subdomainTaken = (subdomain: string) => conflict(`The subdomain "${subdomain}" is already taken.`);
+
+export async function createSubClient(
+  deps: SubClientDeps,
+  caller: ApiCaller,
+  scope: number | undefined,
+  body: SubClientBody,
+): Promise<SubClient> {
+  requireMaster(caller);
+  if (scope !== undefined) {
+    throw new CofferError(
+      'invalid_request',
+      'x-api-subclient-id cannot be used to create a sub-client: sub-clients have no sub-clients.',
+    );
+  }
+  const fields = normalizeSubClientBody(body);
+  try {
+    return presentSubClient(deps.cipher, await insertSubClient(deps.db, caller.clientId, fields));
+  } catch (error) {
+    if (isUniqueViolation(error)) throw subdomainTaken(fields.subdomain);
+    throw error;
+  }
+}
+
+export async function replaceSubClient(
+  deps: SubClientDeps,
+  caller: ApiCaller,
+  scope: number | undefined,
+  id: number,
+  body: SubClientBody,
+): Promise<SubClient> {
+  requireMaster(caller);
+  await checkScope(deps, caller, scope);
+  if (scope !== undefined && scope !== id)
+    throw forbidden(`x-api-subclient-id limits this request to sub-client ${scope}.`);
+  const fields = normalizeSubClientBody(body);
+  let row: ClientRow | undefined;
+  try {
+    row = await updateSubClient(deps.db, caller.clientId, id, fields);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw subdomainTaken(fields.subdomain);
+    throw error;
+  }
+  if (!row) throw notFound(`Sub-client ${id}`);
+  return presentSubClient(deps.cipher, row);
+}
+
+export async function readSubClient(
+  deps: SubClientDeps,
+  caller: ApiCaller,
+  scope: number | undefined,
+  id: number,
+): Promise<SubClient> {
+  requireMaster(caller);
+  await checkScope(deps, caller, scope);
+  if (scope !== undefined && scope !== id)
+    throw forbidden(`x-api-subclient-id limits this request to sub-client ${scope}.`);
+  const row = await findSubClient(deps.db, caller.clientId, id);
+  if (!row) throw notFound(`Sub-client ${id}`);
+  return presentSubClient(deps.cipher, row);
+}
+
+export interface SubClientPage {
+  data: SubClient[];
+  per_page: number;
+  current_page: number;
+  total_pages: number;
+}
+
+export async function pageSubClients(
+  deps: SubClientDeps,
+  caller: ApiCaller,
+  scope: number | undefined,
+  page: number,
+  perPage: number,
+): Promise<SubClientPage> {
+  requireMaster(caller);
+  if (scope !== undefined) {
+    // Narrowed to one sub-client: a list of exactly that one.
+    const row = await findSubClient(deps.db, caller.clientId, scope);
+    if (!row) throw forbidden(`Sub-client ${scope} (x-api-subclient-id) is not one of yours.`);
+    return {
+      data: page === 1 ? [presentSubClient(deps.cipher, row)] : [],
+      per_page: perPage,
+      current_page: page,
+      total_pages: 1,
+    };
+  }
+  const total = await countSubClients(deps.db, caller.clientId);
+  const rows =
+    total > (page - 1) * perPage
+      ? await listSubClients(deps.db, caller.clientId, perPage, (page - 1) * perPage)
+      : [];
+  return {
+    data: rows.map((row) => presentSubClient(deps.cipher, row)),
+    per_page: perPage,
+    current_page: page,
+    total_pages: Math.ceil(total / perPage),
+  };
+}
