@@ -15,9 +15,9 @@ export const SUBDIVISIONS_BY_COUNTRY: ReadonlyMap<
   const byCountry = new Map<string, { code: string; name: string }[]>();
   for (const s of iso31662) {
     const country = s.code.slice(0, 2);
-    let list = byCountry.get(country);
-    if (!list) byCountry.set(country, (list = []));
+    const list = byCountry.get(country) ?? [];
     list.push({ code: s.code, name: s.name });
+    byCountry.set(country, list);
   }
   return byCountry;
 })();
