@@ -10,14 +10,25 @@ import { registerOpenApi } from './http/openapi.ts';
 import { registerOperations } from './http/operations.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerValidation } from './http/validation.ts';
+import { createEmailIndex } from './keys/blind-index.ts';
 import { createFieldCipher } from './keys/field-cipher.ts';
 import { hashSecret } from './keys/secrets.ts';
+import { optionsRoutes } from './options/options-routes.ts';
+import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
+import { userRoutes } from './users/user-routes.ts';
 
 export interface AppContext {
   config: Config;
   database: DatabaseHandle;
   masterKey: Uint8Array;
+  /**
+   * Encrypted content-addressed storage of personal data (profiles, credentials). main.ts passes
+   * it; when absent (tests, tools) it is made from the configuration and master key.
+   */
+  store?: EncryptedStore;
+  /** Where logs go; standard output when absent. */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** Where logs must never show a secret, whatever a later log call includes. */
@@ -33,14 +44,21 @@ const REDACT = [
   '*.password',
 ];
 
-export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
-  return { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } };
+export function loggerOptions(
+  config: Config,
+  stream?: NodeJS.WritableStream,
+): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    ...(stream ? { stream } : {}),
+  };
 }
 
 export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const { config, database } = context;
   const app = Fastify({
-    logger: loggerOptions(config),
+    logger: loggerOptions(config, context.logStream),
     bodyLimit: config.bodyLimit,
     genReqId: () => randomUUID(),
     trustProxy: false,
@@ -79,10 +97,28 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   }
 
   await registerOpenApi(app, config.publicUrl);
-  registerOperations(app, [{ name: 'database', check: database.ping }]);
+  const store =
+    context.store ??
+    createEncryptedStore({
+      backend: config.storage,
+      dataDir: config.dataDir,
+      kuboApiUrl: config.kuboApiUrl,
+      masterKey: context.masterKey,
+    });
+  registerOperations(app, [
+    { name: 'database', check: database.ping },
+    { name: 'storage', check: store.check },
+  ]);
 
   const cipher = createFieldCipher(context.masterKey);
   await app.register(subClientRoutes, { db: database.db, cipher });
+  await app.register(userRoutes, {
+    db: database.db,
+    store,
+    cipher,
+    emailIndex: createEmailIndex(context.masterKey),
+  });
+  await app.register(optionsRoutes);
 
   return app;
 }

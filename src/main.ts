@@ -3,13 +3,20 @@ import { ConfigError, readConfig } from './config/config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { loadMasterKey } from './keys/master-key.ts';
+import { createEncryptedStore } from './storage/index.ts';
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
   const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db, database.dialect);
-  const app = await buildApp({ config, database, masterKey: masterKey.key });
+  const store = createEncryptedStore({
+    backend: config.storage,
+    dataDir: config.dataDir,
+    kuboApiUrl: config.kuboApiUrl,
+    masterKey: masterKey.key,
+  });
+  const app = await buildApp({ config, database, masterKey: masterKey.key, store });
   if (masterKey.generated) {
     app.log.warn(
       { file: masterKey.file },

@@ -15,9 +15,10 @@ function fail(message: string, code: number): never {
   process.exit(code);
 }
 
-if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+if (argv.length === 0) fail(`no command given\n\n${USAGE}`, 2);
+if (argv[0] === '--help' || argv[0] === 'help') {
   process.stdout.write(`${USAGE}\n`);
-  process.exit(argv.length === 0 ? 2 : 0);
+  process.exit(0);
 }
 
 try {

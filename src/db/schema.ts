@@ -37,7 +37,27 @@ export interface ApiTokensTable {
   revoked_at: string | null;
 }
 
+/** A user account. No personal data in plaintext: see migrations/0002-users.ts. */
+export interface UsersTable {
+  user_id: Generated<number>;
+  /** The client (master or sub-client) whose tenant the user belongs to. */
+  tenant_id: number;
+  /** HMAC of the lower-cased, trimmed e-mail (keys/blind-index.ts). */
+  email_index: string;
+  /** Lower-case 0x address. */
+  wallet_address: string | null;
+  wallet_chain_id: string | null;
+  /** CID of the encrypted profile block. */
+  profile_cid: string;
+  /** The user's did:key, also the owner named in the profile block's associated data. */
+  did: string;
+  /** Ed25519 private JWK, sealed with the field cipher; associated data users/<did>/holder_key. */
+  holder_key_sealed: string;
+  created_at: string;
+}
+
 export interface Database {
   clients: ClientsTable;
   api_tokens: ApiTokensTable;
+  users: UsersTable;
 }

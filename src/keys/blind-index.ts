@@ -1,0 +1,20 @@
+import { createHmac } from 'node:crypto';
+import { deriveKey } from './derive-key.ts';
+
+/**
+ * A blind index: a keyed hash (HMAC-SHA-256, base64url) that lets the database find a row by a
+ * personal value without holding the value. Without the master key the hash cannot be checked
+ * against guesses, unlike a plain hash of an e-mail address.
+ */
+export type BlindIndex = (value: string) => string;
+
+export function createBlindIndex(masterKey: Uint8Array, purpose: string): BlindIndex {
+  const key = deriveKey(masterKey, `blind-index/${purpose}`);
+  return (value) => createHmac('sha256', key).update(value, 'utf8').digest('base64url');
+}
+
+/** E-mail addresses match case-insensitively and without surrounding spaces. */
+export function createEmailIndex(masterKey: Uint8Array): BlindIndex {
+  const index = createBlindIndex(masterKey, 'email/v1');
+  return (email) => index(email.trim().toLowerCase());
+}
