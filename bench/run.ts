@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import { measure } from './load.ts';
+import type { Scenario } from './scenario.ts';
+import { subClientList } from './scenarios/subclients.ts';
+import { type BenchDatabase, startBenchServer } from './server.ts';
+
+/**
+ * `npm run bench [-- --only=NAME,… --db=sqlite,postgres --duration=10 --connections=10,50]`
+ * Every scenario runs against a fresh server process on 127.0.0.1 and is bounded in time.
+ */
+const SCENARIOS: Record<string, Scenario> = {
+  subclients: subClientList,
+};
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    db: { type: 'string', default: 'sqlite,postgres' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10,50' },
+    warmup: { type: 'string', default: '2' },
+  },
+});
+
+const names = values.only ? values.only.split(',') : Object.keys(SCENARIOS);
+const databases = values.db!.split(',') as BenchDatabase[];
+const duration = Number(values.duration);
+const warmup = Number(values.warmup);
+const connectionCounts = values.connections!.split(',').map(Number);
+
+const rows: string[][] = [];
+const header = [
+  'scenario',
+  'db',
+  'conn',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'max ms',
+  'non-2xx',
+  'errors',
+  'RSS MiB (peak)',
+];
+
+for (const name of names) {
+  const scenario = SCENARIOS[name];
+  if (!scenario) throw new Error(`unknown scenario ${name}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  for (const database of databases) {
+    const server = await startBenchServer(database);
+    try {
+      const request = await scenario.prepare(server);
+      const url = server.url + request.path;
+      if (warmup > 0) await measure({ ...request, url, connections: 10, duration: warmup });
+      for (const connections of connectionCounts) {
+        const r = await measure({ ...request, url, connections, duration });
+        rows.push([
+          scenario.name,
+          database,
+          String(connections),
+          r.requestsPerSecond.toFixed(0),
+          r.p50.toFixed(1),
+          r.p99.toFixed(1),
+          r.max.toFixed(1),
+          String(r.non2xx),
+          String(r.errors),
+          `${(await server.rssMiB()).toFixed(0)} (${(await server.peakRssMiB()).toFixed(0)})`,
+        ]);
+        console.error(
+          `done: ${scenario.name} ${database} c=${connections}: ${r.requestsPerSecond.toFixed(0)} req/s`,
+        );
+      }
+      console.error(`target for ${scenario.name}: ${scenario.target}`);
+    } finally {
+      await server.stop();
+    }
+  }
+}
+
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+console.log(line(header));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const row of rows) console.log(line(row));

@@ -1,0 +1,115 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const run = promisify(execFile);
+
+export type BenchDatabase = 'sqlite' | 'postgres';
+
+export interface BenchServer {
+  url: string;
+  env: Record<string, string>;
+  pid: number;
+  /** Runs the real admin CLI against this server's configuration. */
+  coffer(...args: string[]): Promise<unknown>;
+  /** Peak resident set size of the server process so far, in MiB (VmHWM). */
+  peakRssMiB(): Promise<number>;
+  rssMiB(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function statusField(pid: number, field: string): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = status.match(new RegExp(`${field}:\\s+(\\d+) kB`));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** Starts `node src/main.ts` as its own process on 127.0.0.1, as an operator would run it. */
+export async function startBenchServer(
+  database: BenchDatabase,
+  extraEnv: Record<string, string> = {},
+): Promise<BenchServer> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-bench-'));
+  const port = await freePort();
+  let schema: string | undefined;
+  const env: Record<string, string> = {
+    NODE_ENV: 'development',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    MASTER_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'warn',
+    // The limiter stays on, as in production, with a ceiling the benchmark never reaches.
+    API_RATE_LIMIT: '100000000',
+    ...extraEnv,
+  };
+  if (database === 'postgres') {
+    const base = process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+    schema = `coffer_bench_${randomBytes(5).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    await admin.end();
+    const url = new URL(base);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    env['DATABASE_URL'] = url.toString();
+  }
+  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {}
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the Coffer server did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pid = child.pid!;
+  return {
+    url,
+    env,
+    pid,
+    async coffer(...args) {
+      const { stdout } = await run(process.execPath, [path.join(ROOT, 'bin/coffer.js'), ...args, '--json'], {
+        env: { ...process.env, ...env },
+      });
+      return JSON.parse(stdout);
+    },
+    peakRssMiB: () => statusField(pid, 'VmHWM'),
+    rssMiB: () => statusField(pid, 'VmRSS'),
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      if (schema) {
+        const admin = new pg.Client({
+          connectionString: process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test',
+        });
+        await admin.connect();
+        await admin.query(`drop schema if exists ${schema} cascade`);
+        await admin.end();
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

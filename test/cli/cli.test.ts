@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const run = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, '../../bin/coffer.js');
+
+/** Runs the real `coffer` executable with the server's configuration, as an operator would. */
+async function coffer(
+  server: TestServer,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...server.env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`admin CLI on ${kind}, while the server runs`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer(kind);
+    });
+    after(() => server.close());
+
+    test('client create --master --json gives a token that works over HTTP at once', async () => {
+      const r = await coffer(server, 'client', 'create', '--name', 'CLI Master', '--master', '--json');
+      assert.equal(r.code, 0, r.stderr);
+      const created = JSON.parse(r.stdout);
+      assert.deepEqual(Object.keys(created).sort(), ['api_token', 'client_id', 'client_secret']);
+      assert.match(created.api_token, /^cfr_at_[A-Za-z0-9_-]{43}$/);
+      assert.match(created.client_secret, /^cfr_cs_[A-Za-z0-9_-]{43}$/);
+      const list = await server.request('GET', '/v1/sub_client', {
+        headers: { 'x-api-token': created.api_token },
+      });
+      assert.equal(list.status, 200);
+      const sub = await server.request('POST', '/v1/sub_client', {
+        headers: { 'x-api-token': created.api_token },
+        body: {
+          name: 'From CLI',
+          address_1: 'a',
+          country: 'FR',
+          province: 'FR-IDF',
+          city: 'Paris',
+          timezone: 'Europe/Paris',
+          domain: 'cli.example.org',
+          subdomain: `cli-${kind}`,
+        },
+      });
+      assert.equal(sub.status, 201, sub.text);
+
+      // A sub-client with its own parent, secret and redirect URI.
+      const child = await coffer(
+        server,
+        ...['client', 'create', '--name', 'Child', '--parent', String(created.client_id)],
+        ...['--redirect-uri', 'https://app.example/cb', '--json'],
+      );
+      assert.equal(child.code, 0, child.stderr);
+      const childId = JSON.parse(child.stdout).client_id;
+      const read = await server.request('GET', `/v1/sub_client/${childId}`, {
+        headers: { 'x-api-token': created.api_token },
+      });
+      assert.equal(read.status, 200);
+    });
+
+    test('client set stores secrets encrypted and the API shows them masked', async () => {
+      const master = JSON.parse(
+        (await coffer(server, 'client', 'create', '--name', 'M', '--master', '--json')).stdout,
+      );
+      const child = JSON.parse(
+        (
+          await coffer(
+            server,
+            'client',
+            'create',
+            '--name',
+            'C',
+            '--parent',
+            String(master.client_id),
+            '--json',
+          )
+        ).stdout,
+      );
+      const set = await coffer(
+        server,
+        ...[
+          'client',
+          'set',
+          String(child.client_id),
+          '--esp-token',
+          'SG.secret-esp-9876',
+          '--recaptcha-key',
+          'rk-5555',
+        ],
+        ...[
+          '--recaptcha-threshold',
+          '0.3',
+          '--recaptcha-enabled',
+          'true',
+          '--from-email',
+          'no-reply@c.example',
+        ],
+        ...['--privacy-link', 'https://c.example/privacy', '--json'],
+      );
+      assert.equal(set.code, 0, set.stderr);
+      const read = await server.request('GET', `/v1/sub_client/${child.client_id}`, {
+        headers: { 'x-api-token': master.api_token },
+      });
+      assert.equal(read.body.data.esp_token, '••••9876');
+      assert.equal(read.body.data.recaptcha_key, '••••5555');
+      assert.equal(read.body.data.recaptcha_threshold, 0.3);
+      assert.equal(read.body.data.recaptcha_enabled, true);
+      const row = await server.database.db
+        .selectFrom('clients')
+        .select(['esp_token_sealed', 'recaptcha_key_sealed'])
+        .where('client_id', '=', child.client_id)
+        .executeTakeFirstOrThrow();
+      assert.ok(!row.esp_token_sealed?.includes('secret-esp'));
+      assert.ok(!row.recaptcha_key_sealed?.includes('rk-5555'));
+    });
+
+    test('token create adds a working token; token revoke stops it at once', async () => {
+      const master = JSON.parse(
+        (await coffer(server, 'client', 'create', '--name', 'T', '--master', '--json')).stdout,
+      );
+      const extra = await coffer(server, 'token', 'create', '--client', String(master.client_id), '--json');
+      const token = JSON.parse(extra.stdout).api_token;
+      assert.equal(
+        (await server.request('GET', '/v1/sub_client', { headers: { 'x-api-token': token } })).status,
+        200,
+      );
+      const revoked = await coffer(server, 'token', 'revoke', token, '--json');
+      assert.equal(revoked.code, 0, revoked.stderr);
+      assert.deepEqual(JSON.parse(revoked.stdout), { revoked: true });
+      assert.equal(
+        (await server.request('GET', '/v1/sub_client', { headers: { 'x-api-token': token } })).status,
+        401,
+      );
+      // The first token still works.
+      assert.equal(
+        (await server.request('GET', '/v1/sub_client', { headers: { 'x-api-token': master.api_token } }))
+          .status,
+        200,
+      );
+      const again = await coffer(server, 'token', 'revoke', token);
+      assert.notEqual(again.code, 0);
+    });
+
+    test('client secret-rotate returns a new secret', async () => {
+      const master = JSON.parse(
+        (await coffer(server, 'client', 'create', '--name', 'R', '--master', '--json')).stdout,
+      );
+      const rotated = await coffer(server, 'client', 'secret-rotate', String(master.client_id), '--json');
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const { client_secret } = JSON.parse(rotated.stdout);
+      assert.match(client_secret, /^cfr_cs_/);
+      assert.notEqual(client_secret, master.client_secret);
+    });
+
+    test('migrate --json reports nothing left to apply on a migrated database', async () => {
+      const r = await coffer(server, 'migrate', '--json');
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { applied: [] });
+    });
+
+    test('bad command lines fail with a message and a non-zero exit, never a stack trace', async () => {
+      const cases: string[][] = [
+        [],
+        ['frobnicate'],
+        ['client', 'create'],
+        ['client', 'create', '--name', 'x', '--bogus'],
+        ['client', 'create', '--name', 'x', '--parent', 'abc'],
+        ['client', 'create', '--name', 'x', '--parent', '999999'],
+        ['client', 'create', '--name', 'x', '--master', '--parent', '1'],
+        ['client', 'create', '--name', 'x', '--redirect-uri', 'not a uri'],
+        ['client', 'set', '999999', '--from-email', 'a@b.example'],
+        ['client', 'set', '1', '--recaptcha-threshold', '2'],
+        ['client', 'set', '1', '--recaptcha-enabled', 'maybe'],
+        ['client', 'set', '1'],
+        ['client', 'secret-rotate', '999999'],
+        ['token', 'create'],
+        ['token', 'create', '--client', '999999'],
+        ['token', 'revoke'],
+      ];
+      for (const args of cases) {
+        const r = await coffer(server, ...args);
+        assert.notEqual(r.code, 0, `coffer ${args.join(' ')} succeeded`);
+        assert.match(r.stderr, /coffer: |Usage/, args.join(' '));
+        assert.doesNotMatch(r.stderr, /\n\s+at /, `stack trace for ${args.join(' ')}`);
+      }
+    });
+  });
+}

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import { createClient } from '../../src/clients/client-admin.ts';
+import { readConfig } from '../../src/config/config.ts';
+import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.ts';
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+  body: any;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** An object is sent as JSON; a string is sent as is. */
+  body?: unknown;
+}
+
+export interface TestServer {
+  app: FastifyInstance;
+  url: string;
+  database: DatabaseHandle;
+  testDatabase: TestDatabase;
+  masterKey: Buffer;
+  env: Record<string, string>;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  /** A master client made the way the CLI makes one; returns its id and API token. */
+  createMaster(name?: string): Promise<{ clientId: number; token: string }>;
+  /** Every response body this server sent, for assertions that hold across a whole test. */
+  bodies: string[];
+  close(): Promise<void>;
+}
+
+/** A real Coffer server on 127.0.0.1 (random port) over a fresh database of the given kind. */
+export async function startTestServer(
+  kind: DatabaseKind,
+  extraEnv: Record<string, string> = {},
+): Promise<TestServer> {
+  const testDatabase = await createTestDatabase(kind);
+  const masterKey = randomBytes(32);
+  const env: Record<string, string> = {
+    NODE_ENV: 'test',
+    DATA_DIR: testDatabase.dataDir,
+    LOG_LEVEL: 'silent',
+    MASTER_KEY: masterKey.toString('base64'),
+    API_RATE_LIMIT: '0',
+    ...(testDatabase.databaseUrl ? { DATABASE_URL: testDatabase.databaseUrl } : {}),
+    ...extraEnv,
+  };
+  const config = readConfig(env);
+  const database = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    schema: testDatabase.schema,
+  });
+  await migrateToLatest(database.db, database.dialect);
+  const app = await buildApp({ config, database, masterKey });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const bodies: string[] = [];
+
+  return {
+    app,
+    url,
+    database,
+    testDatabase,
+    masterKey,
+    env,
+    bodies,
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      let body: string | undefined;
+      if (typeof options.body === 'string') body = options.body;
+      else if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(url + path, { method, headers, body });
+      const text = await response.text();
+      bodies.push(text);
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      return { status: response.status, headers: response.headers, text, body: parsed };
+    },
+    async createMaster(name = 'Master') {
+      const created = await createClient(database.db, { name, master: true });
+      return { clientId: created.client_id, token: created.api_token };
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      await testDatabase.drop();
+    },
+  };
+}
+
+/** A stack trace, an SQL statement or a source path in a body would leak internals. */
+export function leaksInternals(body: string): boolean {
+  return /\bat .+\(.+:\d+:\d+\)|\bat file:|node_modules|\.ts:\d+|\bSELECT\b.+\bFROM\b|\bINSERT INTO\b|SQLITE_|duplicate key/i.test(
+    body,
+  );
+}
