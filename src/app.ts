@@ -11,8 +11,15 @@ import { registerOperations } from './http/operations.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerValidation } from './http/validation.ts';
 import { createEmailIndex } from './keys/blind-index.ts';
+import { deriveKey } from './keys/derive-key.ts';
 import { createFieldCipher } from './keys/field-cipher.ts';
 import { hashSecret } from './keys/secrets.ts';
+import { createKeyRing } from './keys/signing-keys.ts';
+import { createMailer, type Mailer } from './mail/mailer.ts';
+import { interactionRoutes } from './oidc/interaction-routes.ts';
+import { type InteractionDeps, outboxDir } from './oidc/interaction-service.ts';
+import { oidcRoutes } from './oidc/oidc-routes.ts';
+import { createRateLimiter } from './oidc/rate-limit.ts';
 import { optionsRoutes } from './options/options-routes.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
@@ -27,6 +34,8 @@ export interface AppContext {
    * it; when absent (tests, tools) it is made from the configuration and master key.
    */
   store?: EncryptedStore;
+  /** How e-mail leaves; from SMTP_URL (or the outbox) when absent. */
+  mailer?: Mailer;
   /** Where logs go; standard output when absent. */
   logStream?: NodeJS.WritableStream;
 }
@@ -68,6 +77,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest('apiCaller', null);
+  app.decorateRequest('bearer', null);
   // Only JSON bodies: fastify's default text/plain parser would let non-JSON reach handlers.
   app.removeContentTypeParser('text/plain');
   registerValidation(app);
@@ -111,14 +121,36 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   ]);
 
   const cipher = createFieldCipher(context.masterKey);
+  const users = { db: database.db, store, cipher, emailIndex: createEmailIndex(context.masterKey) };
   await app.register(subClientRoutes, { db: database.db, cipher });
-  await app.register(userRoutes, {
-    db: database.db,
-    store,
-    cipher,
-    emailIndex: createEmailIndex(context.masterKey),
-  });
+  await app.register(userRoutes, users);
   await app.register(optionsRoutes);
+
+  // Keys stay published for as long as the tokens they signed live.
+  const keys = createKeyRing(database.db, cipher, { retireAfterSeconds: config.accessTokenTtl });
+  const limiter = createRateLimiter(database.db);
+  const interactions: InteractionDeps = {
+    db: database.db,
+    cipher,
+    users,
+    limiter,
+    config,
+    oneTimeCodeKey: deriveKey(context.masterKey, 'one-time-code/v1'),
+    mailer:
+      context.mailer ??
+      createMailer({ smtpUrl: config.smtpUrl, outboxDir: outboxDir(config.dataDir), log: app.log }),
+    ...(config.recaptchaVerifyUrl ? { recaptchaVerifyUrl: config.recaptchaVerifyUrl } : {}),
+    ...(config.smtpUrl ? {} : { logCodesAt: app.log }),
+  };
+  const tokens = {
+    db: database.db,
+    keys,
+    limiter,
+    issuer: config.publicUrl,
+    accessTokenTtl: config.accessTokenTtl,
+  };
+  await app.register(oidcRoutes, { interactions, tokens, store });
+  await app.register(interactionRoutes, interactions);
 
   return app;
 }

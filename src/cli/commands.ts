@@ -11,6 +11,7 @@ import type { Dialect } from '../db/dialect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
+import { rotateSigningKey } from '../keys/signing-keys.ts';
 
 /** Thrown for a command line that cannot be understood; the CLI prints it with the usage. */
 export class UsageError extends Error {}
@@ -19,6 +20,8 @@ export interface CliDeps {
   db: Kysely<Database>;
   dialect: Dialect;
   cipher: () => Promise<FieldCipher>;
+  /** How long tokens live: a replaced signing key stays published that long. */
+  accessTokenTtl: number;
 }
 
 /** What a command prints: a JSON value for --json, and a sentence for people. */
@@ -35,6 +38,7 @@ export const USAGE = `Usage: coffer <command> [options]
   client secret-rotate ID [--json]
   token create --client ID [--json]
   token revoke TOKEN [--json]
+  keys rotate [--json]
   migrate [--json]
 
 Configuration comes from the same environment variables as the server (DATA_DIR, DATABASE_URL, MASTER_KEY, …).`;
@@ -145,6 +149,14 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
       const revoked = await revokeApiToken(deps.db, token);
       if (!revoked) throw new UsageError('no live API token has that value');
       return { json: { revoked: true }, text: 'Token revoked.' };
+    }
+    case 'keys rotate': {
+      parse(args, {});
+      const { kid } = await rotateSigningKey(deps.db, await deps.cipher(), deps.accessTokenTtl);
+      return {
+        json: { kid },
+        text: `New signing key ${kid} signs from now on (servers pick it up within 30 s); the previous key stays published until its tokens expire.`,
+      };
     }
     case 'migrate': {
       parse(args, {});

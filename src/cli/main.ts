@@ -31,6 +31,7 @@ try {
       {
         db: database.db,
         dialect: database.dialect,
+        accessTokenTtl: config.accessTokenTtl,
         cipher: async () => createFieldCipher((await loadMasterKey(config.masterKey, config.dataDir)).key),
       },
       argv,

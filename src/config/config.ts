@@ -27,6 +27,8 @@ export interface Config {
   /** Base64 of 32 bytes, when given in the environment; otherwise it is generated into DATA_DIR (development only). */
   masterKey: string | undefined;
   smtpUrl: string | undefined;
+  /** Google's siteverify unless set (tests point it at a stand-in). */
+  recaptchaVerifyUrl: string | undefined;
   accessTokenTtl: number;
   allowPrivateTargets: boolean;
   logLevel: LogLevel;
@@ -112,6 +114,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     throw new ConfigError('KUBO_API_URL', 'is required when STORAGE=kubo');
   const masterKey = readMasterKey(env);
   const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  const recaptchaVerifyUrl = readUrl(env, 'RECAPTCHA_VERIFY_URL', ['https:', 'http:']);
   const accessTokenTtl = readInteger(env, 'ACCESS_TOKEN_TTL', 3600, 60, 86400);
   const allowPrivateTargets = readBoolean(env, 'ALLOW_PRIVATE_TARGETS', false);
   const logLevel = (env['LOG_LEVEL'] || 'info') as LogLevel;
@@ -142,6 +145,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     kuboApiUrl,
     masterKey,
     smtpUrl,
+    recaptchaVerifyUrl,
     accessTokenTtl,
     allowPrivateTargets,
     logLevel,

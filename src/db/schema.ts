@@ -43,7 +43,9 @@ export interface UsersTable {
   /** The client (master or sub-client) whose tenant the user belongs to. */
   tenant_id: number;
   /** HMAC of the lower-cased, trimmed e-mail (keys/blind-index.ts). */
-  email_index: string;
+  email_index: string | null;
+  /** 1 once the person proved the address with a one-time code. */
+  email_verified: ColumnType<Flag, Flag | undefined, Flag>;
   /** Lower-case 0x address. */
   wallet_address: string | null;
   wallet_chain_id: string | null;
@@ -56,7 +58,81 @@ export interface UsersTable {
   created_at: string;
 }
 
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  /** Private JWK sealed with the field cipher; associated data signing_keys/<kid>. */
+  private_jwk_sealed: string;
+  created_at: string;
+  /** Set when a newer key takes over: the key stays published until then, for tokens it signed. */
+  retire_after: string | null;
+}
+
+export interface InteractionsTable {
+  id: string;
+  kind: 'login' | 'consent';
+  client_id: number;
+  /** JSON of the validated authorization request. */
+  params: string;
+  csrf_token: string;
+  siwe_nonce: string;
+  otp_hash: string | null;
+  /** Sealed e-mail the code was sent to. */
+  otp_email_sealed: string | null;
+  otp_expires_at: string | null;
+  otp_attempts: number;
+  user_id: number | null;
+  login_type: string | null;
+  auth_time: number | null;
+  created_at: string;
+  expires_at: string;
+  finished_at: string | null;
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the cookie value. */
+  id_hash: string;
+  user_id: number;
+  tenant_id: number;
+  login_type: string;
+  auth_time: number;
+  expires_at: string;
+}
+
+export interface AuthorizationCodesTable {
+  /** SHA-256 of the code. */
+  code_hash: string;
+  client_id: number;
+  user_id: number;
+  redirect_uri: string;
+  scope: string;
+  nonce: string | null;
+  code_challenge: string | null;
+  login_type: string;
+  auth_time: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface RevokedTokensTable {
+  jti: string;
+  expires_at: number;
+}
+
+export interface RateLimitsTable {
+  bucket: string;
+  window_start: number;
+  hits: number;
+}
+
 export interface Database {
+  signing_keys: SigningKeysTable;
+  interactions: InteractionsTable;
+  sessions: SessionsTable;
+  authorization_codes: AuthorizationCodesTable;
+  revoked_tokens: RevokedTokensTable;
+  rate_limits: RateLimitsTable;
   clients: ClientsTable;
   api_tokens: ApiTokensTable;
   users: UsersTable;

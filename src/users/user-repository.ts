@@ -31,3 +31,41 @@ export async function findTakenIdentifiers(
     wallet: walletAddress !== undefined && rows.some((row) => row.wallet_address === walletAddress),
   };
 }
+
+/** What log-in and tokens need of a user; no personal data (that is in the profile block). */
+export interface UserIdentity {
+  user_id: number;
+  tenant_id: number;
+  did: string;
+  wallet_address: string | null;
+  profile_cid: string;
+  email_verified: 0 | 1;
+}
+
+const IDENTITY = ['user_id', 'tenant_id', 'did', 'wallet_address', 'profile_cid', 'email_verified'] as const;
+
+export async function findUserById(db: Kysely<Database>, userId: number): Promise<UserIdentity | undefined> {
+  return db.selectFrom('users').select(IDENTITY).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function findUserByEmailIndex(db: Kysely<Database>, tenantId: number, emailIndex: string) {
+  return db
+    .selectFrom('users')
+    .select(IDENTITY)
+    .where('tenant_id', '=', tenantId)
+    .where('email_index', '=', emailIndex)
+    .executeTakeFirst();
+}
+
+export async function findUserByWallet(db: Kysely<Database>, tenantId: number, walletAddress: string) {
+  return db
+    .selectFrom('users')
+    .select(IDENTITY)
+    .where('tenant_id', '=', tenantId)
+    .where('wallet_address', '=', walletAddress)
+    .executeTakeFirst();
+}
+
+export async function markEmailVerified(db: Kysely<Database>, userId: number): Promise<void> {
+  await db.updateTable('users').set({ email_verified: 1 }).where('user_id', '=', userId).execute();
+}

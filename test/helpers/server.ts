@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { createClient } from '../../src/clients/client-admin.ts';
@@ -36,6 +37,19 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** A port nobody listens on now, so the server's PUBLIC_URL can be known before it starts. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /** A real Coffer server on 127.0.0.1 (random port) over a fresh database of the given kind. */
 export async function startTestServer(
   kind: DatabaseKind,
@@ -43,8 +57,11 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const testDatabase = await createTestDatabase(kind);
   const masterKey = randomBytes(32);
+  const port = await freePort();
   const env: Record<string, string> = {
     NODE_ENV: 'test',
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: testDatabase.dataDir,
     LOG_LEVEL: 'silent',
     MASTER_KEY: masterKey.toString('base64'),
@@ -60,9 +77,8 @@ export async function startTestServer(
   });
   await migrateToLatest(database.db, database.dialect);
   const app = await buildApp({ config, database, masterKey });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  await app.listen({ host: '127.0.0.1', port });
+  const url = `http://127.0.0.1:${port}`;
   const bodies: string[] = [];
 
   return {

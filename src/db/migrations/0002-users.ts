@@ -14,7 +14,9 @@ export function up(dialect: Dialect) {
       .addColumn('tenant_id', 'integer', (c) =>
         c.notNull().references('clients.client_id').onDelete('restrict'),
       )
-      .addColumn('email_index', 'text', (c) => c.notNull())
+      // Null for people who signed up with a wallet and never gave an e-mail.
+      .addColumn('email_index', 'text')
+      .addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('wallet_address', 'text')
       .addColumn('wallet_chain_id', 'text')
       .addColumn('profile_cid', 'text', (c) => c.notNull())

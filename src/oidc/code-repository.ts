@@ -1,0 +1,52 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { AuthorizationCodesTable, Database } from '../db/schema.ts';
+
+export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;
+
+export async function insertAuthorizationCode(
+  db: Kysely<Database>,
+  row: Insertable<AuthorizationCodesTable>,
+) {
+  await db.insertInto('authorization_codes').values(row).execute();
+}
+
+/**
+ * Marks a code used and returns it, in one conditional update: of two concurrent redemptions
+ * (on one instance or several) exactly one gets the row back.
+ */
+export async function consumeAuthorizationCode(
+  db: Kysely<Database>,
+  codeHash: string,
+  nowSeconds: number,
+): Promise<AuthorizationCodeRow | undefined> {
+  return db
+    .updateTable('authorization_codes')
+    .set({ consumed_at: nowSeconds })
+    .where('code_hash', '=', codeHash)
+    .where('consumed_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function findAuthorizationCode(db: Kysely<Database>, codeHash: string) {
+  return db
+    .selectFrom('authorization_codes')
+    .selectAll()
+    .where('code_hash', '=', codeHash)
+    .executeTakeFirst();
+}
+
+export async function revokeToken(db: Kysely<Database>, jti: string, expiresAt: number): Promise<void> {
+  await db
+    .insertInto('revoked_tokens')
+    .values({ jti, expires_at: expiresAt })
+    .onConflict((oc) => oc.column('jti').doNothing())
+    .execute();
+}
+
+export async function isTokenRevoked(db: Kysely<Database>, jti: string): Promise<boolean> {
+  return (
+    (await db.selectFrom('revoked_tokens').select('jti').where('jti', '=', jti).executeTakeFirst()) !==
+    undefined
+  );
+}

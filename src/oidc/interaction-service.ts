@@ -1,0 +1,281 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { findClient } from '../clients/client-repository.ts';
+import type { Config } from '../config/config.ts';
+import type { Database } from '../db/schema.ts';
+import { CofferError } from '../errors.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+import { loginCodeEmail } from '../mail/login-code-email.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
+import type { UserIdentity } from '../users/user-repository.ts';
+import type { UserDeps } from '../users/user-service.ts';
+import {
+  type AuthorizationRequest,
+  authorizationResponse,
+  hashSecretValue,
+  issueAuthorizationCode,
+} from './authorization.ts';
+import {
+  countOneTimeCodeAttempt,
+  findInteraction,
+  finishInteraction,
+  type InteractionRow,
+  insertInteraction,
+  updateInteraction,
+} from './interaction-repository.ts';
+import { checkOneTimeCode, hashOneTimeCode, newOneTimeCode, ONE_TIME_CODE_TTL_MS } from './one-time-code.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import { RECAPTCHA_VERIFY_URL, verifyRecaptcha } from './recaptcha.ts';
+import { insertSession } from './session-repository.ts';
+import { buildSiweChallenge, newSiweNonce, type SiweChallenge, verifySiweLogin } from './siwe.ts';
+
+export interface InteractionDeps {
+  db: Kysely<Database>;
+  cipher: FieldCipher;
+  users: UserDeps;
+  mailer: Mailer;
+  limiter: RateLimiter;
+  config: Pick<Config, 'publicUrl' | 'environment'>;
+  /** Key of the one-time code HMAC (derived from the master key). */
+  oneTimeCodeKey: Uint8Array;
+  recaptchaVerifyUrl?: string;
+  /** Without SMTP (development), codes are also logged at debug level (DESIGN.md). */
+  logCodesAt?: { debug(object: object, message: string): void };
+  fetch?: typeof fetch;
+  now?: () => Date;
+}
+
+/** An interaction lasts as long as a person may reasonably take to log in. */
+export const INTERACTION_TTL_MS = 30 * 60_000;
+export const SESSION_TTL_MS = 7 * 24 * 3600_000;
+const MAX_CODES_SENT = 5;
+
+const clock = (deps: InteractionDeps) => (deps.now ? deps.now() : new Date());
+const gone = () =>
+  new CofferError('not_found', 'This log-in has expired or is unknown; start again from the app.');
+
+export async function startLoginInteraction(
+  deps: InteractionDeps,
+  request: AuthorizationRequest,
+): Promise<string> {
+  const id = randomBytes(24).toString('base64url');
+  const now = clock(deps);
+  await insertInteraction(deps.db, {
+    id,
+    kind: 'login',
+    client_id: request.clientId,
+    params: JSON.stringify(request),
+    csrf_token: randomBytes(24).toString('base64url'),
+    siwe_nonce: newSiweNonce(),
+    otp_hash: null,
+    otp_email_sealed: null,
+    otp_expires_at: null,
+    otp_attempts: 0,
+    user_id: null,
+    login_type: null,
+    auth_time: null,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + INTERACTION_TTL_MS).toISOString(),
+    finished_at: null,
+  });
+  return id;
+}
+
+async function liveInteraction(deps: InteractionDeps, id: string): Promise<InteractionRow> {
+  if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) throw gone();
+  const row = await findInteraction(deps.db, id);
+  if (!row || row.finished_at !== null || row.expires_at <= clock(deps).toISOString()) throw gone();
+  return row;
+}
+
+function siweChallengeOf(deps: InteractionDeps, row: InteractionRow): SiweChallenge {
+  const origin = new URL(deps.config.publicUrl);
+  return buildSiweChallenge({
+    domain: origin.host,
+    uri: deps.config.publicUrl,
+    chainId: 1,
+    nonce: row.siwe_nonce,
+    issuedAt: new Date(row.created_at),
+    expirationTime: new Date(row.expires_at),
+    statement: 'Sign in with your Ethereum account.',
+  });
+}
+
+export interface InteractionView {
+  id: string;
+  kind: 'login' | 'consent';
+  client: { client_id: number; name: string; privacy_link: string | null };
+  methods: Array<'wallet' | 'email'>;
+  siwe: SiweChallenge;
+  csrf_token: string;
+  email_code_sent: boolean;
+}
+
+export async function describeInteraction(deps: InteractionDeps, id: string): Promise<InteractionView> {
+  const row = await liveInteraction(deps, id);
+  const client = await findClient(deps.db, row.client_id);
+  if (!client) throw gone();
+  return {
+    id: row.id,
+    kind: row.kind,
+    client: { client_id: client.client_id, name: client.name, privacy_link: client.privacy_link },
+    methods: ['wallet', 'email'],
+    siwe: siweChallengeOf(deps, row),
+    csrf_token: row.csrf_token,
+    email_code_sent: row.otp_hash !== null,
+  };
+}
+
+export interface FinishedLogin {
+  redirectTo: string;
+  /** The session cookie's value; only its hash is stored. */
+  sessionId: string;
+  sessionMaxAgeSeconds: number;
+}
+
+/** The person is known: remember them (single sign-on), answer the client with a code. */
+async function finishLogin(
+  deps: InteractionDeps,
+  row: InteractionRow,
+  user: UserIdentity,
+  loginType: 'email' | 'wallet',
+): Promise<FinishedLogin> {
+  const now = clock(deps);
+  const authTime = Math.floor(now.getTime() / 1000);
+  if (
+    !(await finishInteraction(deps.db, row.id, {
+      user_id: user.user_id,
+      login_type: loginType,
+      auth_time: authTime,
+    }))
+  ) {
+    throw gone();
+  }
+  const request = JSON.parse(row.params) as AuthorizationRequest;
+  const sessionId = randomBytes(32).toString('base64url');
+  await insertSession(deps.db, {
+    id_hash: hashSecretValue(sessionId),
+    user_id: user.user_id,
+    tenant_id: user.tenant_id,
+    login_type: loginType,
+    auth_time: authTime,
+    expires_at: new Date(now.getTime() + SESSION_TTL_MS).toISOString(),
+  });
+  const code = await issueAuthorizationCode(deps.db, request, user, { loginType, authTime }, authTime);
+  return {
+    redirectTo: authorizationResponse(request, deps.config.publicUrl, { code }),
+    sessionId,
+    sessionMaxAgeSeconds: SESSION_TTL_MS / 1000,
+  };
+}
+
+/** The tenant a client's users belong to: the client itself (a sub-client is its own tenant). */
+const tenantOfClient = (row: InteractionRow) => row.client_id;
+
+export async function logInWithSiwe(
+  deps: InteractionDeps,
+  id: string,
+  body: { message: string; signature: string },
+  ip: string,
+): Promise<FinishedLogin> {
+  await deps.limiter.hit(`login:ip:${ip}`, 30, 60);
+  const row = await liveInteraction(deps, id);
+  await deps.limiter.hit(`login:interaction:${id}`, 10, 600);
+  const { address, chainId } = await verifySiweLogin({
+    message: body.message,
+    signature: body.signature,
+    expected: {
+      domain: new URL(deps.config.publicUrl).host,
+      uri: deps.config.publicUrl,
+      nonce: row.siwe_nonce,
+      now: clock(deps),
+    },
+  });
+  const user = await logInWithWallet(deps.users, tenantOfClient(row), address, chainId);
+  return finishLogin(deps, row, user, 'wallet');
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
+
+export async function sendEmailCode(
+  deps: InteractionDeps,
+  id: string,
+  body: { email: string; recaptcha_token?: string | undefined },
+  ip: string,
+): Promise<void> {
+  await deps.limiter.hit(`login:ip:${ip}`, 30, 60);
+  const row = await liveInteraction(deps, id);
+  const email = body.email.trim();
+  if (email.length > 254 || !EMAIL.test(email)) {
+    throw new CofferError('invalid_request', 'That is not an e-mail address.', {
+      details: [{ path: '/body/email', message: 'must be an e-mail address' }],
+    });
+  }
+  await deps.limiter.hit(`login:email-send:${id}`, MAX_CODES_SENT, 1800);
+  await deps.limiter.hit(`login:email-to:${deps.users.emailIndex(email)}`, 10, 3600);
+  if (row.otp_attempts >= 5) throw locked();
+
+  const client = await findClient(deps.db, row.client_id);
+  if (!client) throw gone();
+  if (client.recaptcha_enabled === 1 && client.recaptcha_key_sealed) {
+    await verifyRecaptcha({
+      secret: deps.cipher.decrypt(client.recaptcha_key_sealed, `clients/${client.client_id}/recaptcha_key`),
+      token: body.recaptcha_token ?? '',
+      remoteIp: ip,
+      threshold: client.recaptcha_threshold,
+      verifyUrl: deps.recaptchaVerifyUrl ?? RECAPTCHA_VERIFY_URL,
+      fetch: deps.fetch ?? fetch,
+    });
+  }
+
+  const code = newOneTimeCode();
+  await updateInteraction(deps.db, id, {
+    otp_hash: hashOneTimeCode(code, id, deps.oneTimeCodeKey),
+    otp_email_sealed: deps.cipher.encrypt(email, `interactions/${id}/email`),
+    otp_expires_at: new Date(clock(deps).getTime() + ONE_TIME_CODE_TTL_MS).toISOString(),
+  });
+  const from = client.from_email_address ?? `no-reply@${new URL(deps.config.publicUrl).hostname}`;
+  await deps.mailer.send(loginCodeEmail({ code, tenantName: client.name, from, to: email }));
+  deps.logCodesAt?.debug({ interaction: id, code }, 'one-time code written to the outbox');
+}
+
+const locked = () =>
+  new CofferError(
+    'invalid_request',
+    'Too many wrong codes: this log-in is locked. Start again from the app.',
+  );
+
+export async function verifyEmailCode(
+  deps: InteractionDeps,
+  id: string,
+  body: { code: string },
+  ip: string,
+): Promise<FinishedLogin> {
+  await deps.limiter.hit(`login:ip:${ip}`, 30, 60);
+  const row = await liveInteraction(deps, id);
+  if (!row.otp_hash || !row.otp_email_sealed || !row.otp_expires_at) {
+    throw new CofferError('invalid_request', 'No code was sent for this log-in; ask for one first.');
+  }
+  const check = checkOneTimeCode(
+    { hash: row.otp_hash, expiresAt: new Date(row.otp_expires_at), attempts: row.otp_attempts },
+    body.code,
+    clock(deps),
+    { interactionId: id, key: deps.oneTimeCodeKey },
+  );
+  if (!check.ok) {
+    if (check.reason === 'locked') throw locked();
+    if (check.reason === 'expired')
+      throw new CofferError('invalid_request', 'The code has expired; ask for a new one.');
+    const attempts = await countOneTimeCodeAttempt(deps.db, id);
+    if (attempts >= 5) throw locked();
+    throw new CofferError('invalid_request', `The code is wrong; ${5 - attempts} tries left.`);
+  }
+  const email = deps.cipher.decrypt(row.otp_email_sealed, `interactions/${id}/email`);
+  const user = await logInWithEmail(deps.users, tenantOfClient(row), email);
+  return finishLogin(deps, row, user, 'email');
+}
+
+/** Where the mailer writes without SMTP. */
+export const outboxDir = (dataDir: string) => path.join(dataDir, 'outbox');

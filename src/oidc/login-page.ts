@@ -1,0 +1,419 @@
+import type { SiweChallenge } from './siwe.ts';
+
+/**
+ * The server-rendered pages of the log-in interaction: plain HTML with one inline script, no
+ * build step and no third-party assets. The page drives the same JSON endpoints that headless
+ * clients use (/interaction/{id}/login/…), so there is one log-in protocol, not two.
+ */
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Text for element content and quoted attribute values. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+}
+
+/**
+ * JSON that is safe inside a <script> element: "</script>" or "<!--" in a value cannot end the
+ * element early, and U+2028/2029 cannot break older parsers.
+ */
+function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** The Content-Security-Policy to send with these pages: only their own nonced script and style. */
+export function pageCsp(cspNonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${cspNonce}'`,
+    `style-src 'nonce-${cspNonce}'`,
+    "connect-src 'self'",
+    "img-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * Browser JavaScript that builds the EIP-4361 message exactly as viem's createSiweMessage does,
+ * including the EIP-55 checksum of the address (wallets return lower-case addresses, and
+ * EIP-4361 requires the checksummed form), for which it carries a small Keccak-256. Kept as a
+ * string of its own so that tests can run it in Node against viem.
+ */
+export const SIWE_MESSAGE_JS = String.raw`
+const KECCAK_RC = ['1', '8082', '800000000000808a', '8000000080008000', '808b', '80000001',
+  '8000000080008081', '8000000000008009', '8a', '88', '80008009', '8000000a', '8000808b',
+  '800000000000008b', '8000000000008089', '8000000000008003', '8000000000008002',
+  '8000000000000080', '800a', '800000008000000a', '8000000080008081', '8000000000008080',
+  '80000001', '8000000080008008'].map(function (h) {
+  return [h.length > 8 ? parseInt(h.slice(0, -8), 16) : 0, parseInt(h.slice(-8), 16)];
+});
+const KECCAK_ROTC = [1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 2, 14, 27, 41, 56, 8, 25, 43, 62, 18, 39, 61, 20, 44];
+const KECCAK_PILN = [10, 7, 11, 17, 18, 3, 5, 16, 8, 21, 24, 4, 15, 23, 19, 13, 12, 2, 20, 14, 22, 9, 6, 1];
+
+// Keccak-f[1600] on 25 lanes of two 32-bit words each (low word first), as browsers lack 64-bit ints.
+function keccakF1600(s) {
+  const c = new Uint32Array(10);
+  for (let round = 0; round < 24; round++) {
+    for (let x = 0; x < 10; x++) c[x] = s[x] ^ s[x + 10] ^ s[x + 20] ^ s[x + 30] ^ s[x + 40];
+    for (let x = 0; x < 5; x++) {
+      const n = ((x + 1) % 5) * 2;
+      const p = ((x + 4) % 5) * 2;
+      const lo = c[p] ^ ((c[n] << 1) | (c[n + 1] >>> 31));
+      const hi = c[p + 1] ^ ((c[n + 1] << 1) | (c[n] >>> 31));
+      for (let y = 0; y < 50; y += 10) {
+        s[y + 2 * x] ^= lo;
+        s[y + 2 * x + 1] ^= hi;
+      }
+    }
+    let lo = s[2];
+    let hi = s[3];
+    for (let i = 0; i < 24; i++) {
+      const j = KECCAK_PILN[i] * 2;
+      const r = KECCAK_ROTC[i];
+      const tlo = s[j];
+      const thi = s[j + 1];
+      if (r < 32) {
+        s[j] = (lo << r) | (hi >>> (32 - r));
+        s[j + 1] = (hi << r) | (lo >>> (32 - r));
+      } else {
+        s[j] = (hi << (r - 32)) | (lo >>> (64 - r));
+        s[j + 1] = (lo << (r - 32)) | (hi >>> (64 - r));
+      }
+      lo = tlo;
+      hi = thi;
+    }
+    for (let y = 0; y < 50; y += 10) {
+      for (let x = 0; x < 10; x++) c[x] = s[y + x];
+      for (let x = 0; x < 5; x++) {
+        const a = ((x + 1) % 5) * 2;
+        const b = ((x + 2) % 5) * 2;
+        s[y + 2 * x] = c[2 * x] ^ (~c[a] & c[b]);
+        s[y + 2 * x + 1] = c[2 * x + 1] ^ (~c[a + 1] & c[b + 1]);
+      }
+    }
+    s[0] ^= KECCAK_RC[round][1];
+    s[1] ^= KECCAK_RC[round][0];
+  }
+}
+
+// Keccak-256 as Ethereum uses it (original padding 0x01, not SHA-3's 0x06); hex without 0x.
+function keccak256Hex(bytes) {
+  const rate = 136;
+  const s = new Uint32Array(50);
+  const padded = new Uint8Array((Math.floor(bytes.length / rate) + 1) * rate);
+  padded.set(bytes);
+  padded[bytes.length] ^= 0x01;
+  padded[padded.length - 1] ^= 0x80;
+  for (let offset = 0; offset < padded.length; offset += rate) {
+    for (let i = 0; i < rate / 4; i++) {
+      const k = offset + 4 * i;
+      s[i] ^= padded[k] | (padded[k + 1] << 8) | (padded[k + 2] << 16) | (padded[k + 3] << 24);
+    }
+    keccakF1600(s);
+  }
+  let hex = '';
+  for (let i = 0; i < 32; i++) hex += ((s[i >> 2] >>> (8 * (i & 3))) & 255).toString(16).padStart(2, '0');
+  return hex;
+}
+
+// EIP-55: a letter is upper case where the Keccak-256 of the lower-case hex has a nibble >= 8.
+function toChecksumAddress(address) {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new Error('The wallet returned an address that is not valid.');
+  const lower = address.slice(2).toLowerCase();
+  const hash = keccak256Hex(new TextEncoder().encode(lower));
+  let out = '0x';
+  for (let i = 0; i < 40; i++) out += parseInt(hash[i], 16) >= 8 ? lower[i].toUpperCase() : lower[i];
+  return out;
+}
+
+// The EIP-4361 text, field for field as the server builds it (viem's createSiweMessage).
+function buildSiweMessage(f) {
+  return f.domain + ' wants you to sign in with your Ethereum account:\n' +
+    toChecksumAddress(f.address) + '\n\n' +
+    (f.statement ? f.statement + '\n' : '') +
+    '\nURI: ' + f.uri +
+    '\nVersion: 1' +
+    '\nChain ID: ' + f.chainId +
+    '\nNonce: ' + f.nonce +
+    '\nIssued At: ' + f.issuedAt +
+    (f.expirationTime ? '\nExpiration Time: ' + f.expirationTime : '');
+}
+`;
+
+/** The page's behaviour; reads its data from the #login-data JSON block. */
+const LOGIN_PAGE_JS = `
+const data = JSON.parse(document.getElementById('login-data').textContent);
+const base = '/interaction/' + encodeURIComponent(data.interactionId);
+const alertBox = document.getElementById('login-error');
+const statusBox = document.getElementById('login-status');
+
+function showError(text) {
+  statusBox.textContent = '';
+  alertBox.textContent = text;
+}
+function showStatus(text) {
+  alertBox.textContent = '';
+  statusBox.textContent = text;
+}
+function describe(error) {
+  if (error && error.code === 4001) return 'You declined the request in your wallet.';
+  if (error && typeof error.message === 'string' && error.message) return error.message;
+  return 'Something went wrong; please try again.';
+}
+
+async function post(path, body) {
+  let response;
+  try {
+    response = await fetch(base + path, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-csrf-token': data.csrfToken },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new Error('The server could not be reached; check your connection and try again.');
+  }
+  let answer = null;
+  try {
+    answer = await response.json();
+  } catch (error) {
+    answer = null;
+  }
+  if (!response.ok) {
+    throw new Error((answer && answer.error_description) || 'Logging in failed (HTTP ' + response.status + ').');
+  }
+  return { status: response.status, body: answer };
+}
+
+// A finished interaction names where to go next; "next" means the same page now shows consent.
+function follow(answer) {
+  if (answer && typeof answer.redirect_to === 'string') {
+    showStatus('Logged in; taking you back…');
+    window.location.assign(answer.redirect_to);
+  } else if (answer && answer.next) {
+    window.location.reload();
+  } else {
+    showError('The server gave an answer this page does not understand; please try again.');
+  }
+}
+
+// One request at a time; buttons stay focusable (disabling them would drop keyboard focus).
+let busy = false;
+async function exclusively(button, task) {
+  if (busy) return;
+  busy = true;
+  button.setAttribute('aria-disabled', 'true');
+  try {
+    await task();
+  } catch (error) {
+    showError(describe(error));
+  } finally {
+    busy = false;
+    button.removeAttribute('aria-disabled');
+  }
+}
+
+function utf8Hex(text) {
+  let hex = '0x';
+  for (const byte of new TextEncoder().encode(text)) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+const walletButton = document.getElementById('wallet-button');
+if (walletButton) {
+  walletButton.addEventListener('click', function () {
+    exclusively(walletButton, async function () {
+      const provider = window.ethereum;
+      if (!provider || typeof provider.request !== 'function') {
+        showError('No Ethereum wallet was found in this browser. Install a wallet extension, or log in another way.');
+        return;
+      }
+      showStatus('Waiting for your wallet…');
+      const accounts = await provider.request({ method: 'eth_requestAccounts' });
+      if (!Array.isArray(accounts) || typeof accounts[0] !== 'string') throw new Error('The wallet shared no account.');
+      const chainId = parseInt(await provider.request({ method: 'eth_chainId' }), 16);
+      const message = buildSiweMessage({
+        domain: data.siwe.domain,
+        address: accounts[0],
+        statement: data.siwe.statement,
+        uri: data.siwe.uri,
+        chainId: chainId,
+        nonce: data.siwe.nonce,
+        issuedAt: data.siwe.issued_at,
+        expirationTime: data.siwe.expiration_time,
+      });
+      showStatus('Please sign the message in your wallet. Signing is free and sends no transaction.');
+      const signature = await provider.request({ method: 'personal_sign', params: [utf8Hex(message), accounts[0]] });
+      showStatus('Checking the signature…');
+      follow((await post('/login/wallet', { message: message, signature: signature })).body);
+    });
+  });
+}
+
+const emailForm = document.getElementById('email-form');
+const codeForm = document.getElementById('code-form');
+if (emailForm && codeForm) {
+  const emailInput = document.getElementById('email');
+  const codeInput = document.getElementById('code');
+  const emailButton = document.getElementById('email-button');
+  const codeButton = document.getElementById('code-button');
+  emailForm.addEventListener('submit', function (event) {
+    event.preventDefault();
+    exclusively(emailButton, async function () {
+      const email = emailInput.value.trim();
+      showStatus('Sending a code…');
+      const answer = await post('/login/email', { email: email });
+      if (answer.status !== 202) return follow(answer.body);
+      codeForm.hidden = false;
+      document.getElementById('code-address').textContent = email;
+      showStatus('We sent a code to ' + email + '. Enter it below.');
+      codeInput.focus();
+    });
+  });
+  codeForm.addEventListener('submit', function (event) {
+    event.preventDefault();
+    exclusively(codeButton, async function () {
+      showStatus('Checking the code…');
+      follow((await post('/login/email/verify', { code: codeInput.value.trim() })).body);
+    });
+  });
+}
+`;
+
+/** The whole inline script: strict mode, nothing leaked into the page's global scope. */
+export const LOGIN_PAGE_SCRIPT = `(function () {\n'use strict';\n${SIWE_MESSAGE_JS}\n${LOGIN_PAGE_JS}\n})();`;
+
+// The alert and status regions stay in the accessibility tree while empty (never display: none),
+// so that screen readers announce text put into them later.
+const STYLE = `
+:root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; line-height: 1.5; }
+body { margin: 0; background: #f4f5f7; color: #1a1a1a; }
+main { max-width: 28rem; margin: 2rem auto; padding: 1.5rem; background: #fff; border-radius: 8px; }
+h1 { font-size: 1.5rem; margin-top: 0; }
+h2 { font-size: 1.1rem; margin-bottom: 0.5rem; }
+section + section { border-top: 1px solid #d0d4da; margin-top: 1.5rem; }
+label { display: block; font-weight: 600; margin: 0.5rem 0 0.25rem; }
+input { box-sizing: border-box; width: 100%; font: inherit; padding: 0.6rem; border: 1px solid #6b7280; border-radius: 4px; }
+button { font: inherit; min-height: 44px; padding: 0.5rem 1rem; margin-top: 0.75rem; border: 0; border-radius: 4px; background: #1d4ed8; color: #fff; cursor: pointer; }
+button[aria-disabled="true"] { opacity: 0.6; cursor: progress; }
+:focus-visible { outline: 3px solid #b45309; outline-offset: 2px; }
+[hidden] { display: none !important; }
+.error { color: #b00020; font-weight: 600; }
+.error:not(:empty), .status:not(:empty) { margin: 1rem 0; }
+footer { max-width: 28rem; margin: 0 auto 2rem; padding: 0 1.5rem; font-size: 0.9rem; }
+a { color: #1d4ed8; }
+`;
+
+/** Only absolute http(s) links are rendered; anything else (javascript:, data:) is dropped. */
+function safeLink(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function page(input: { title: string; cspNonce?: string | undefined; body: string }): string {
+  const style = input.cspNonce ? `<style nonce="${escapeHtml(input.cspNonce)}">${STYLE}</style>` : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(input.title)}</title>
+${style}
+</head>
+<body>
+${input.body}
+</body>
+</html>
+`;
+}
+
+export type LoginMethod = 'wallet' | 'email';
+
+export interface LoginPageInput {
+  tenantName: string;
+  interactionId: string;
+  siwe: SiweChallenge;
+  csrfToken: string;
+  cspNonce: string;
+  privacyLink?: string | undefined;
+  /** Shown at once, e.g. when the interaction was reloaded after a failure. */
+  error?: string | undefined;
+  /** Which ways to log in to offer; both unless the tenant says otherwise. */
+  methods?: LoginMethod[] | undefined;
+}
+
+const WALLET_SECTION = `<section aria-labelledby="wallet-heading">
+<h2 id="wallet-heading">With an Ethereum wallet</h2>
+<p>Your wallet asks you to sign a message. Signing is free and sends no transaction.</p>
+<button type="button" id="wallet-button">Connect wallet</button>
+</section>`;
+
+const EMAIL_SECTION = `<section aria-labelledby="email-heading">
+<h2 id="email-heading">With your e-mail address</h2>
+<form id="email-form">
+<label for="email">E-mail address</label>
+<input id="email" name="email" type="email" autocomplete="email" required maxlength="254">
+<button type="submit" id="email-button">Send me a code</button>
+</form>
+<form id="code-form" hidden>
+<label for="code">Code from the e-mail</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="12" aria-describedby="code-hint">
+<p id="code-hint">We sent a 6-digit code to <span id="code-address"></span>. It is valid for 10 minutes.</p>
+<button type="submit" id="code-button">Log in</button>
+</form>
+</section>`;
+
+export function renderLoginPage(input: LoginPageInput): string {
+  const nonce = escapeHtml(input.cspNonce);
+  const methods = input.methods ?? ['wallet', 'email'];
+  const data = {
+    interactionId: input.interactionId,
+    csrfToken: input.csrfToken,
+    siwe: input.siwe,
+  };
+  const privacy = safeLink(input.privacyLink);
+  const body = `<main>
+<h1>Log in to ${escapeHtml(input.tenantName)}</h1>
+<div id="login-error" class="error" role="alert" aria-live="assertive">${escapeHtml(input.error ?? '')}</div>
+<div id="login-status" class="status" role="status" aria-live="polite"></div>
+<noscript><p class="error">This page needs JavaScript to log you in.</p></noscript>
+${methods.includes('wallet') ? WALLET_SECTION : ''}
+${methods.includes('email') ? EMAIL_SECTION : ''}
+</main>
+${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escapeHtml(input.tenantName)}</a></footer>` : ''}
+<script type="application/json" id="login-data" nonce="${nonce}">${jsonForScript(data)}</script>
+<script nonce="${nonce}">${LOGIN_PAGE_SCRIPT}</script>`;
+  return page({ title: `Log in – ${input.tenantName}`, cspNonce: input.cspNonce, body });
+}
+
+/** A page for errors that must not go back to the client (unknown client, unregistered redirect URI). */
+export function renderErrorPage(input: {
+  title: string;
+  message: string;
+  cspNonce?: string | undefined;
+}): string {
+  const body = `<main>
+<h1>${escapeHtml(input.title)}</h1>
+<p role="alert">${escapeHtml(input.message)}</p>
+<p>Go back to the app you came from and try again. If this keeps happening, tell the app's support team.</p>
+</main>`;
+  return page({ title: input.title, cspNonce: input.cspNonce, body });
+}

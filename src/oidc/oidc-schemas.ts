@@ -1,0 +1,66 @@
+import { Type } from 'typebox';
+
+/** The contract's JSON body; RFC 6749 form bodies arrive as the same object. Unknown parameters are ignored (RFC 6749 §3.2). */
+export const TokenRequestBody = Type.Object(
+  {
+    grant_type: Type.String({ minLength: 1, description: 'authorization_code' }),
+    code: Type.String({ minLength: 1, maxLength: 512 }),
+    client_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 20, description: 'Or HTTP Basic authentication.' }),
+    ),
+    client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    redirect_uri: Type.String({ minLength: 1, maxLength: 2048 }),
+    code_verifier: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+
+export const TokenResponseBody = Type.Object({
+  scope: Type.String({ description: '"openid", plus profile/email when requested.' }),
+  token_type: Type.Literal('Bearer'),
+  access_token: Type.String({ description: 'JWT (RFC 9068), ES256.' }),
+  expire_in: Type.Integer({ description: 'Lifetime of the access token in seconds.' }),
+  expires_in: Type.Integer({ description: 'Same as expire_in (RFC 6749 name).' }),
+  id_token: Type.String(),
+});
+
+export const UserInfoBody = Type.Object(
+  {
+    sub: Type.String(),
+    email: Type.Optional(Type.String()),
+    email_verified: Type.Optional(Type.Boolean()),
+    given_name: Type.Optional(Type.String()),
+    family_name: Type.Optional(Type.String()),
+    eth_address: Type.Union([Type.String(), Type.Null()]),
+    did_wallet_address: Type.String(),
+  },
+  { additionalProperties: true },
+);
+
+export const InteractionParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
+
+export const WalletLoginBody = Type.Object(
+  {
+    message: Type.String({ minLength: 1, maxLength: 4096, description: 'EIP-4361 message.' }),
+    signature: Type.String({ minLength: 1, maxLength: 200, description: 'EIP-191 signature, 0x-hex.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const EmailLoginBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    recaptcha_token: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
+
+export const EmailVerifyBody = Type.Object(
+  { code: Type.String({ minLength: 1, maxLength: 12 }) },
+  { additionalProperties: false },
+);
+
+export const InteractionResult = Type.Object({
+  redirect_to: Type.Optional(Type.String()),
+  next: Type.Optional(Type.String()),
+});

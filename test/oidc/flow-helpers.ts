@@ -1,0 +1,151 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as oidc from 'openid-client';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { createSiweMessage } from 'viem/siwe';
+import { createClient } from '../../src/clients/client-admin.ts';
+import type { TestServer } from '../helpers/server.ts';
+
+export const REDIRECT_URI = 'https://rp.example/callback';
+
+export interface RelyingParty {
+  clientId: number;
+  clientSecret: string;
+  config: oidc.Configuration;
+}
+
+/** A client registered the way the CLI does it, and openid-client configured from discovery only. */
+export async function registerRelyingParty(server: TestServer, parentId?: number): Promise<RelyingParty> {
+  const created = await createClient(server.database.db, {
+    name: 'Relying Party',
+    redirectUris: [REDIRECT_URI],
+    ...(parentId ? { parentId } : {}),
+  });
+  const config = await oidc.discovery(
+    new URL(server.url),
+    String(created.client_id),
+    created.client_secret,
+    undefined,
+    {
+      execute: [oidc.allowInsecureRequests],
+    },
+  );
+  return { clientId: created.client_id, clientSecret: created.client_secret, config };
+}
+
+export interface StartedLogin {
+  interactionPath: string;
+  verifier: string;
+  nonce: string;
+  state: string;
+}
+
+/** Sends the "browser" to the authorization endpoint and returns where Coffer sends it. */
+export async function startLogin(
+  _server: TestServer,
+  rp: RelyingParty,
+  extra: Record<string, string> = {},
+): Promise<StartedLogin> {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const nonce = oidc.randomNonce();
+  const state = oidc.randomState();
+  const url = oidc.buildAuthorizationUrl(rp.config, {
+    redirect_uri: REDIRECT_URI,
+    scope: 'openid',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+    ...extra,
+  });
+  const response = await fetch(url, { redirect: 'manual' });
+  if (response.status !== 303)
+    throw new Error(`authorize answered ${response.status}: ${await response.text()}`);
+  const location = response.headers.get('location')!;
+  return { interactionPath: location, verifier, nonce, state };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+type Json = any;
+
+export async function interactionView(
+  server: TestServer,
+  interactionPath: string,
+): Promise<{ status: number; body: Json }> {
+  const response = await fetch(server.url + interactionPath, { headers: { accept: 'application/json' } });
+  return { status: response.status, body: await response.json() };
+}
+
+/** What a wallet does: build the EIP-4361 message from the challenge and sign it. */
+export async function signSiwe(
+  account: PrivateKeyAccount,
+  siwe: {
+    domain: string;
+    uri: string;
+    chain_id: number;
+    nonce: string;
+    issued_at: string;
+    expiration_time: string;
+    statement: string;
+  },
+  overrides: Partial<Parameters<typeof createSiweMessage>[0]> = {},
+) {
+  const message = createSiweMessage({
+    address: account.address,
+    domain: siwe.domain,
+    uri: siwe.uri,
+    chainId: siwe.chain_id,
+    nonce: siwe.nonce,
+    issuedAt: new Date(siwe.issued_at),
+    expirationTime: new Date(siwe.expiration_time),
+    statement: siwe.statement,
+    version: '1',
+    ...overrides,
+  });
+  return { message, signature: await account.signMessage({ message }) };
+}
+
+export async function postInteraction(
+  server: TestServer,
+  interactionPath: string,
+  step: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; cookie: string | null }> {
+  const response = await fetch(`${server.url}${interactionPath}/${step}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json(), cookie: response.headers.get('set-cookie') };
+}
+
+/** Wallet log-in from the authorization request to the code at the client's redirect URI. */
+export async function logInWithWallet(
+  server: TestServer,
+  rp: RelyingParty,
+  account: PrivateKeyAccount,
+  extra: Record<string, string> = {},
+) {
+  const started = await startLogin(server, rp, extra);
+  const view = await interactionView(server, started.interactionPath);
+  const signed = await signSiwe(account, view.body.siwe);
+  const result = await postInteraction(server, started.interactionPath, 'login/wallet', signed);
+  if (result.status !== 200)
+    throw new Error(`wallet log-in answered ${result.status}: ${JSON.stringify(result.body)}`);
+  return { ...started, redirectTo: new URL(result.body.redirect_to as string), cookie: result.cookie! };
+}
+
+/** The one-time code of the newest message in the outbox written to `to`. */
+export async function codeFromOutbox(server: TestServer, to: string): Promise<string> {
+  const dir = path.join(server.testDatabase.dataDir, 'outbox');
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.eml')).sort();
+  for (const file of files.reverse()) {
+    const text = await readFile(path.join(dir, file), 'utf8');
+    if (text.includes(to)) {
+      const match = text.match(/\b(\d{6})\b/);
+      if (match) return match[1]!;
+    }
+  }
+  throw new Error(`no code for ${to} in the outbox`);
+}
