@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -16,6 +17,7 @@ import { createFieldCipher } from './keys/field-cipher.ts';
 import { hashSecret } from './keys/secrets.ts';
 import { createKeyRing } from './keys/signing-keys.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createCodeConsumer } from './oidc/code-repository.ts';
 import { interactionRoutes } from './oidc/interaction-routes.ts';
 import { type InteractionDeps, outboxDir } from './oidc/interaction-service.ts';
 import { oidcRoutes } from './oidc/oidc-routes.ts';
@@ -36,6 +38,13 @@ export interface AppContext {
   store?: EncryptedStore;
   /** How e-mail leaves; from SMTP_URL (or the outbox) when absent. */
   mailer?: Mailer;
+  /**
+   * Runs before any route is registered, so its hooks see every request. Only the benchmark
+   * harness uses it, to speak the reference harness's client names (bench/anchor-target.ts).
+   */
+  beforeRoutes?: (app: FastifyInstance) => void;
+  /** Fastify's URL rewrite, for the same harness. */
+  rewriteUrl?: (url: string) => string;
   /** Where logs go; standard output when absent. */
   logStream?: NodeJS.WritableStream;
 }
@@ -74,7 +83,11 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     // Reject bodies that try to poison prototypes instead of silently dropping keys.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    ...(context.rewriteUrl
+      ? { rewriteUrl: (request: IncomingMessage) => context.rewriteUrl!(request.url ?? '/') }
+      : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  context.beforeRoutes?.(app);
 
   app.decorateRequest('apiCaller', null);
   app.decorateRequest('bearer', null);
@@ -144,6 +157,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   };
   const tokens = {
     db: database.db,
+    consumeCode: createCodeConsumer(database.db, database.dialect),
     keys,
     limiter,
     issuer: config.publicUrl,

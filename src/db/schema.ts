@@ -111,6 +111,8 @@ export interface AuthorizationCodesTable {
   code_challenge: string | null;
   login_type: string;
   auth_time: number;
+  did: string;
+  wallet_address: string | null;
   expires_at: number;
   consumed_at: number | null;
 }

@@ -24,7 +24,7 @@ export const hashSecretValue = (value: string) => createHash('sha256').update(va
 export async function issueAuthorizationCode(
   db: Kysely<Database>,
   request: AuthorizationRequest,
-  user: Pick<UserIdentity, 'user_id'>,
+  user: Pick<UserIdentity, 'user_id' | 'did' | 'wallet_address'>,
   login: { loginType: string; authTime: number },
   nowSeconds: number,
 ): Promise<string> {
@@ -39,6 +39,8 @@ export async function issueAuthorizationCode(
     code_challenge: request.codeChallenge,
     login_type: login.loginType,
     auth_time: login.authTime,
+    did: user.did,
+    wallet_address: user.wallet_address,
     expires_at: nowSeconds + CODE_TTL_SECONDS,
     consumed_at: null,
   });

@@ -1,4 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { createBatcher } from '../db/batcher.ts';
+import type { Dialect } from '../db/dialect.ts';
 import type { AuthorizationCodesTable, Database } from '../db/schema.ts';
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;
@@ -26,6 +28,30 @@ export async function consumeAuthorizationCode(
     .where('consumed_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
+}
+
+export type CodeConsumer = (
+  codeHash: string,
+  nowSeconds: number,
+) => Promise<AuthorizationCodeRow | undefined>;
+
+/**
+ * consumeAuthorizationCode for many concurrent requests: on SQLite their updates share one
+ * transaction (one fsync); PostgreSQL commits concurrent transactions together by itself.
+ */
+export function createCodeConsumer(db: Kysely<Database>, dialect: Dialect): CodeConsumer {
+  if (dialect === 'postgres')
+    return (codeHash, nowSeconds) => consumeAuthorizationCode(db, codeHash, nowSeconds);
+  const batch = createBatcher<{ codeHash: string; nowSeconds: number }, AuthorizationCodeRow | undefined>(
+    (items) =>
+      db.transaction().execute(async (tx) => {
+        const rows: Array<AuthorizationCodeRow | undefined> = [];
+        for (const item of items)
+          rows.push(await consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds));
+        return rows;
+      }),
+  );
+  return (codeHash, nowSeconds) => batch({ codeHash, nowSeconds });
 }
 
 export async function findAuthorizationCode(db: Kysely<Database>, codeHash: string) {

@@ -6,14 +6,14 @@ import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import { secretMatchesHash } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
-import { findUserById } from '../users/user-repository.ts';
 import { hashSecretValue } from './authorization.ts';
-import { consumeAuthorizationCode, findAuthorizationCode, revokeToken } from './code-repository.ts';
+import { type CodeConsumer, findAuthorizationCode, revokeToken } from './code-repository.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { jtiForCode, signTokens } from './tokens.ts';
 
 export interface TokenDeps {
   db: Kysely<Database>;
+  consumeCode: CodeConsumer;
   keys: KeyRing;
   limiter: RateLimiter;
   issuer: string;
@@ -77,16 +77,14 @@ export async function exchangeAuthorizationCode(
   request: TokenRequest,
   ip: string,
 ): Promise<TokenResponse> {
-  // Per address, not per client: counting per client would let anyone lock a client out.
-  const failureBuckets = [`token-fail:ip:${ip}`];
-  for (const bucket of failureBuckets)
-    await deps.limiter.check(bucket, FAILURES_ALLOWED, FAILURE_WINDOW_SECONDS);
   try {
     return await exchange(deps, request);
   } catch (error) {
+    // Failures are counted per address, not per client (that would let anyone lock a client
+    // out); past the limit the answer is 429 rather than a hint. Successes cost no count: each
+    // needs a fresh code from a log-in.
     if (error instanceof CofferError && (error.code === 'invalid_client' || error.code === 'invalid_grant')) {
-      for (const bucket of failureBuckets)
-        await deps.limiter.hit(bucket, Number.MAX_SAFE_INTEGER, FAILURE_WINDOW_SECONDS);
+      await deps.limiter.hit(`token-fail:ip:${ip}`, FAILURES_ALLOWED, FAILURE_WINDOW_SECONDS);
     }
     throw error;
   }
@@ -99,7 +97,7 @@ async function exchange(deps: TokenDeps, request: TokenRequest): Promise<TokenRe
   const client = await authenticateClient(deps, request);
   const nowSeconds = Math.floor((deps.now ? deps.now() : Date.now()) / 1000);
   const codeHash = hashSecretValue(request.code);
-  const code = await consumeAuthorizationCode(deps.db, codeHash, nowSeconds);
+  const code = await deps.consumeCode(codeHash, nowSeconds);
   if (!code) {
     const used = await findAuthorizationCode(deps.db, codeHash);
     if (used && used.client_id === client.client_id) {
@@ -119,21 +117,19 @@ async function exchange(deps: TokenDeps, request: TokenRequest): Promise<TokenRe
   if (code.code_challenge !== null && !pkceMatches(code.code_challenge, request.code_verifier)) {
     throw invalidGrant('The PKCE code_verifier does not match the code_challenge.');
   }
-  const user = await findUserById(deps.db, code.user_id);
-  if (!user) throw invalidGrant('The user of this code no longer exists.');
 
   const tokens = await signTokens(
     deps.keys,
     {
       issuer: deps.issuer,
       clientId: String(client.client_id),
-      subject: String(user.user_id),
+      subject: String(code.user_id),
       scope: code.scope,
       authTime: code.auth_time,
       nonce: code.nonce,
       loginType: code.login_type,
-      ethAddress: user.wallet_address ? getAddress(user.wallet_address) : null,
-      didWalletAddress: user.did,
+      ethAddress: code.wallet_address ? getAddress(code.wallet_address) : null,
+      didWalletAddress: code.did,
       jti: jtiForCode(codeHash),
       lifetimeSeconds: deps.accessTokenTtl,
     },

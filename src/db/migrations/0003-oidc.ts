@@ -60,6 +60,9 @@ export function up() {
       .addColumn('code_challenge', 'text')
       .addColumn('login_type', 'text', (c) => c.notNull())
       .addColumn('auth_time', 'integer', (c) => c.notNull())
+      // What the tokens say of the user, copied at log-in so the exchange reads no user row.
+      .addColumn('did', 'text', (c) => c.notNull())
+      .addColumn('wallet_address', 'text')
       .addColumn('expires_at', 'integer', (c) => c.notNull())
       .addColumn('consumed_at', 'integer')
       .execute();
