@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import { measure } from './load.ts';
 import type { Scenario } from './scenario.ts';
+import { tokenExchangeForm, tokenExchangeJson, userinfo } from './scenarios/oidc.ts';
 import { subClientList } from './scenarios/subclients.ts';
+import { userCreate } from './scenarios/users.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
 
 /**
@@ -10,6 +12,10 @@ import { type BenchDatabase, startBenchServer } from './server.ts';
  */
 const SCENARIOS: Record<string, Scenario> = {
   subclients: subClientList,
+  users: userCreate,
+  'token-json': tokenExchangeJson,
+  'token-form': tokenExchangeForm,
+  userinfo,
 };
 
 const { values } = parseArgs({

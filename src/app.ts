@@ -7,6 +7,7 @@ import type { Config } from './config/config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { CofferError } from './errors.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
+import { trackInFlight } from './http/in-flight.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerOperations } from './http/operations.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
@@ -26,6 +27,12 @@ import { optionsRoutes } from './options/options-routes.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
 import { userRoutes } from './users/user-routes.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    inFlight: ReturnType<typeof trackInFlight>;
+  }
+}
 
 export interface AppContext {
   config: Config;
@@ -89,6 +96,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
   context.beforeRoutes?.(app);
 
+  app.decorate('inFlight', trackInFlight(app));
   app.decorateRequest('apiCaller', null);
   app.decorateRequest('bearer', null);
   // Only JSON bodies: fastify's default text/plain parser would let non-JSON reach handlers.

@@ -29,6 +29,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');
     await app.close();
+    await app.inFlight.drain(10_000);
     await database.close();
     process.exit(0);
   };

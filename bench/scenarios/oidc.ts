@@ -1,0 +1,142 @@
+import { createClient } from '../../src/clients/client-admin.ts';
+import { readConfig } from '../../src/config/config.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { createEmailIndex } from '../../src/keys/blind-index.ts';
+import { createFieldCipher } from '../../src/keys/field-cipher.ts';
+import { issueAuthorizationCode } from '../../src/oidc/authorization.ts';
+import { createEncryptedStore } from '../../src/storage/index.ts';
+import { logInWithWallet } from '../../src/users/user-login.ts';
+import type { UserIdentity } from '../../src/users/user-repository.ts';
+import type { Scenario } from '../scenario.ts';
+import type { BenchServer } from '../server.ts';
+
+const REDIRECT_URI = 'https://rp.bench.example/cb';
+const CODES = 120_000;
+
+/**
+ * Codes as a log-in leaves them, made directly in the server's database before the run (the
+ * same function the interaction uses), so only the exchange is timed.
+ */
+async function mintCodes(server: BenchServer) {
+  const config = readConfig(server.env);
+  const masterKey = Buffer.from(config.masterKey!, 'base64');
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const client = await createClient(database.db, { name: 'Bench RP', redirectUris: [REDIRECT_URI] });
+    const users: UserIdentity[] = [];
+    const deps = {
+      db: database.db,
+      store: createEncryptedStore({ backend: 'fs', dataDir: config.dataDir, masterKey }),
+      cipher: createFieldCipher(masterKey),
+      emailIndex: createEmailIndex(masterKey),
+    };
+    for (let i = 0; i < 100; i++) {
+      users.push(
+        await logInWithWallet(deps, client.client_id, `0x${(i + 1).toString(16).padStart(40, '0')}`, 1),
+      );
+    }
+    const now = Math.floor(Date.now() / 1000);
+    const request = {
+      clientId: client.client_id,
+      redirectUri: REDIRECT_URI,
+      scope: 'openid',
+      state: null,
+      nonce: 'n',
+      codeChallenge: null,
+      prompt: null,
+    };
+    const codes: string[] = [];
+    await database.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < CODES; i++) {
+        codes.push(
+          await issueAuthorizationCode(
+            tx,
+            request,
+            users[i % users.length]!,
+            { loginType: 'wallet', authTime: now },
+            now,
+          ),
+        );
+      }
+      await tx
+        .updateTable('authorization_codes')
+        .set({ expires_at: now + 1800 })
+        .execute();
+    });
+    return { clientId: String(client.client_id), secret: client.client_secret, codes };
+  } finally {
+    await database.close();
+  }
+}
+
+/** POST /v2/openidc/token with a fresh code per request, the contract's JSON body. */
+export const tokenExchangeJson: Scenario = {
+  name: 'code exchange (JSON body)',
+  target: '≥ 1.5 × oidc-provider (about 4,500/s at 50 connections), p99 < 30 ms (SQLite)',
+  async prepare(server) {
+    const { clientId, secret, codes } = await mintCodes(server);
+    let next = 0;
+    return {
+      path: '/v2/openidc/token',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (request) => {
+        request.body = JSON.stringify({
+          grant_type: 'authorization_code',
+          code: codes[next++ % codes.length],
+          client_id: clientId,
+          client_secret: secret,
+          redirect_uri: REDIRECT_URI,
+        });
+        return request;
+      },
+    };
+  },
+};
+
+/** The same with the RFC 6749 form body that OAuth libraries send. */
+export const tokenExchangeForm: Scenario = {
+  name: 'code exchange (form body)',
+  target: 'as the JSON body',
+  async prepare(server) {
+    const { clientId, secret, codes } = await mintCodes(server);
+    let next = 0;
+    return {
+      path: '/v2/openidc/token',
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      setupRequest: (request) => {
+        request.body = new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: codes[next++ % codes.length]!,
+          client_id: clientId,
+          client_secret: secret,
+          redirect_uri: REDIRECT_URI,
+        }).toString();
+        return request;
+      },
+    };
+  },
+};
+
+/** GET /v2/openidc/user with one access token (signature, revocation and profile decryption each time). */
+export const userinfo: Scenario = {
+  name: 'userinfo',
+  target: 'reported',
+  async prepare(server) {
+    const { clientId, secret, codes } = await mintCodes(server);
+    const response = await fetch(`${server.url}/v2/openidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'authorization_code',
+        code: codes[0],
+        client_id: clientId,
+        client_secret: secret,
+        redirect_uri: REDIRECT_URI,
+      }),
+    });
+    const { access_token } = (await response.json()) as { access_token: string };
+    return { path: '/v2/openidc/user', headers: { authorization: `Bearer ${access_token}` } };
+  },
+};
