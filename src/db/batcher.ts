@@ -17,7 +17,7 @@ export function createBatcher<I, O>(
     if (queue.length > 0) schedule();
     try {
       const results = await run(batch.map((entry) => entry.item));
-      batch.forEach((entry, i) => entry.resolve(results[i] as O));
+      for (const [i, entry] of batch.entries()) entry.resolve(results[i] as O);
     } catch {
       for (const entry of batch) {
         run([entry.item]).then((results) => entry.resolve(results[0] as O), entry.reject);
