@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { createClient } from '../../src/clients/client-admin.ts';
@@ -7,6 +6,7 @@ import { readConfig } from '../../src/config/config.ts';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.ts';
+import { freePort } from './free-port.ts';
 
 export interface TestResponse {
   status: number;
@@ -35,19 +35,6 @@ export interface TestServer {
   /** Every response body this server sent, for assertions that hold across a whole test. */
   bodies: string[];
   close(): Promise<void>;
-}
-
-/** A port nobody listens on now, so the server's PUBLIC_URL can be known before it starts. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** A real Coffer server on 127.0.0.1 (random port) over a fresh database of the given kind. */
