@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import { hashSecret } from '../keys/secrets.ts';
 import type { UserIdentity } from '../users/user-repository.ts';
 import { insertAuthorizationCode } from './code-repository.ts';
 
@@ -18,8 +19,6 @@ export interface AuthorizationRequest {
 /** Codes live 60 s: long enough for a server-side exchange, short for a leaked one. */
 export const CODE_TTL_SECONDS = 60;
 
-export const hashSecretValue = (value: string) => createHash('sha256').update(value).digest('base64url');
-
 /** Issues a one-time code bound to client, redirect URI, user, nonce, PKCE challenge and scope. */
 export async function issueAuthorizationCode(
   db: Kysely<Database>,
@@ -30,7 +29,7 @@ export async function issueAuthorizationCode(
 ): Promise<string> {
   const code = randomBytes(32).toString('base64url');
   await insertAuthorizationCode(db, {
-    code_hash: hashSecretValue(code),
+    code_hash: hashSecret(code),
     client_id: request.clientId,
     user_id: user.user_id,
     redirect_uri: request.redirectUri,

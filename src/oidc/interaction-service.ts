@@ -6,17 +6,13 @@ import type { Config } from '../config/config.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
+import { hashSecret } from '../keys/secrets.ts';
 import { loginCodeEmail } from '../mail/login-code-email.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import type { UserIdentity } from '../users/user-repository.ts';
 import type { UserDeps } from '../users/user-service.ts';
-import {
-  type AuthorizationRequest,
-  authorizationResponse,
-  hashSecretValue,
-  issueAuthorizationCode,
-} from './authorization.ts';
+import { type AuthorizationRequest, authorizationResponse, issueAuthorizationCode } from './authorization.ts';
 import {
   countOneTimeCodeAttempt,
   findInteraction,
@@ -156,7 +152,7 @@ async function finishLogin(
   const request = JSON.parse(row.params) as AuthorizationRequest;
   const sessionId = randomBytes(32).toString('base64url');
   await insertSession(deps.db, {
-    id_hash: hashSecretValue(sessionId),
+    id_hash: hashSecret(sessionId),
     user_id: user.user_id,
     tenant_id: user.tenant_id,
     login_type: loginType,

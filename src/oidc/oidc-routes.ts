@@ -3,9 +3,10 @@ import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import { readCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
+import { hashSecret } from '../keys/secrets.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserById } from '../users/user-repository.ts';
-import { authorizationResponse, hashSecretValue, issueAuthorizationCode } from './authorization.ts';
+import { authorizationResponse, issueAuthorizationCode } from './authorization.ts';
 import { checkAuthorizationRequest } from './authorize-request.ts';
 import { bearerOf, requireBearer } from './bearer.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
@@ -107,7 +108,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
       const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
       const session =
         sessionId && authRequest.prompt !== 'login'
-          ? await findLiveSession(db, hashSecretValue(sessionId))
+          ? await findLiveSession(db, hashSecret(sessionId))
           : undefined;
       // Single sign-on: a live session in the client's tenant answers at once.
       if (session && session.tenant_id === authRequest.clientId) {

@@ -4,9 +4,8 @@ import { getAddress } from 'viem';
 import { findClient } from '../clients/client-repository.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
-import { secretMatchesHash } from '../keys/secrets.ts';
+import { hashSecret, secretMatchesHash } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
-import { hashSecretValue } from './authorization.ts';
 import { type CodeConsumer, findAuthorizationCode, revokeToken } from './code-repository.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { jtiForCode, signTokens } from './tokens.ts';
@@ -96,7 +95,7 @@ async function exchange(deps: TokenDeps, request: TokenRequest): Promise<TokenRe
   }
   const client = await authenticateClient(deps, request);
   const nowSeconds = Math.floor((deps.now ? deps.now() : Date.now()) / 1000);
-  const codeHash = hashSecretValue(request.code);
+  const codeHash = hashSecret(request.code);
   const code = await deps.consumeCode(codeHash, nowSeconds);
   if (!code) {
     const used = await findAuthorizationCode(deps.db, codeHash);

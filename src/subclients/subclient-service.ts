@@ -26,14 +26,23 @@ function requireMaster(caller: ApiCaller): void {
 }
 
 /**
- * `x-api-subclient-id` narrows a master to one of its sub-clients. Naming one that is not the
- * caller's is 403: the caller asked to act somewhere it may not.
+ * The sub-client that `x-api-subclient-id` names, for every endpoint that accepts the header.
+ * Only a master may narrow itself, and only to one of its own sub-clients; anything else is 403:
+ * the caller asked to act somewhere it may not.
  */
+export async function scopedSubClient(
+  db: Kysely<Database>,
+  caller: ApiCaller,
+  scope: number,
+): Promise<ClientRow> {
+  if (!caller.isMaster) throw forbidden('Only a master client may use x-api-subclient-id.');
+  const row = await findSubClient(db, caller.clientId, scope);
+  if (!row) throw forbidden(`Sub-client ${scope} (x-api-subclient-id) is not one of yours.`);
+  return row;
+}
+
 async function checkScope(deps: SubClientDeps, caller: ApiCaller, scope: number | undefined): Promise<void> {
-  if (scope === undefined) return;
-  if (!(await findSubClient(deps.db, caller.clientId, scope))) {
-    throw forbidden(`Sub-client ${scope} (x-api-subclient-id) is not one of yours.`);
-  }
+  if (scope !== undefined) await scopedSubClient(deps.db, caller, scope);
 }
 
 function mask(secret: string | null): string {
@@ -143,8 +152,7 @@ export async function pageSubClients(
   requireMaster(caller);
   if (scope !== undefined) {
     // Narrowed to one sub-client: a list of exactly that one.
-    const row = await findSubClient(deps.db, caller.clientId, scope);
-    if (!row) throw forbidden(`Sub-client ${scope} (x-api-subclient-id) is not one of yours.`);
+    const row = await scopedSubClient(deps.db, caller, scope);
     return {
       data: page === 1 ? [presentSubClient(deps.cipher, row)] : [],
       per_page: perPage,

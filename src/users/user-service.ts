@@ -2,12 +2,12 @@ import type { Kysely } from 'kysely';
 import type { ApiCaller } from '../clients/client-repository.ts';
 import { isUniqueViolation, now } from '../db/dialect.ts';
 import type { Database } from '../db/schema.ts';
-import { conflict, forbidden } from '../errors.ts';
+import { conflict } from '../errors.ts';
 import type { BlindIndex } from '../keys/blind-index.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { generateHolderKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
-import { findSubClient } from '../subclients/subclient-repository.ts';
+import { scopedSubClient } from '../subclients/subclient-service.ts';
 import { findTakenIdentifiers, insertUser } from './user-repository.ts';
 import { normalizeCreateUserBody } from './user-rules.ts';
 import type { CreateUserBody } from './user-schemas.ts';
@@ -31,10 +31,7 @@ export const holderKeyContext = (did: string) => `users/${did}/holder_key`;
  */
 async function tenantOf(deps: UserDeps, caller: ApiCaller, scope: number | undefined): Promise<number> {
   if (scope === undefined) return caller.clientId;
-  if (!caller.isMaster) throw forbidden('Only a master client may use x-api-subclient-id.');
-  if (!(await findSubClient(deps.db, caller.clientId, scope))) {
-    throw forbidden(`Sub-client ${scope} (x-api-subclient-id) is not one of yours.`);
-  }
+  await scopedSubClient(deps.db, caller, scope);
   return scope;
 }
 

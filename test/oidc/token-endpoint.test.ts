@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { buildApp } from '../../src/app.ts';
 import { readConfig } from '../../src/config/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { hashSecretValue } from '../../src/oidc/authorization.ts';
+import { hashSecret } from '../../src/keys/secrets.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { logInWithWallet, REDIRECT_URI, type RelyingParty, registerRelyingParty } from './flow-helpers.ts';
@@ -128,7 +128,7 @@ for (const kind of DATABASE_KINDS) {
       await server.database.db
         .updateTable('authorization_codes')
         .set({ expires_at: Math.floor(Date.now() / 1000) - 1 })
-        .where('code_hash', '=', hashSecretValue(c.code))
+        .where('code_hash', '=', hashSecret(c.code))
         .execute();
       const expired = await exchange(contractBody(c.code, c.verifier));
       assert.equal(expired.status, 400);
