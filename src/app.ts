@@ -4,6 +4,10 @@ import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config/config.ts';
+import { stockBbs } from './credentials/bbs-2023/bbs-suite.ts';
+import { findRegisteredContext } from './credentials/contexts/context-repository.ts';
+import { createDocumentLoader } from './credentials/contexts/document-loader.ts';
+import { credentialRoutes } from './credentials/credential-routes.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { CofferError } from './errors.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
@@ -173,6 +177,20 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   };
   await app.register(oidcRoutes, { interactions, tokens, store });
   await app.register(interactionRoutes, interactions);
+
+  const documentLoader = createDocumentLoader(async (url) => {
+    const registered = await findRegisteredContext(database.db, url);
+    return registered ? (JSON.parse(registered.document) as object) : undefined;
+  });
+  await app.register(credentialRoutes, {
+    credentials: {
+      db: database.db,
+      store,
+      contentKey: deriveKey(context.masterKey, 'credential-content/v1'),
+      bbs2023: { bbs: stockBbs, jsonLd: { documentLoader } },
+    },
+    bearer: { db: database.db, keys, issuer: config.publicUrl },
+  });
 
   return app;
 }

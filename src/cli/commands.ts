@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
 import {
@@ -7,6 +8,7 @@ import {
   setClientSettings,
 } from '../clients/client-admin.ts';
 import { revokeApiToken } from '../clients/client-repository.ts';
+import { registerContext } from '../credentials/contexts/context-admin.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';
@@ -39,6 +41,7 @@ export const USAGE = `Usage: coffer <command> [options]
   token create --client ID [--json]
   token revoke TOKEN [--json]
   keys rotate [--json]
+  context add --url URL --file PATH [--json]
   migrate [--json]
 
 Configuration comes from the same environment variables as the server (DATA_DIR, DATABASE_URL, MASTER_KEY, …).`;
@@ -156,6 +159,25 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
       return {
         json: { kid },
         text: `New signing key ${kid} signs from now on (servers pick it up within 30 s); the previous key stays published until its tokens expire.`,
+      };
+    }
+    case 'context add': {
+      const { values, positionals } = parse(args, { url: { type: 'string' }, file: { type: 'string' } });
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+      if (typeof values.url !== 'string') throw new UsageError('--url is required');
+      if (typeof values.file !== 'string') throw new UsageError('--file is required');
+      let text: string;
+      try {
+        text = await readFile(values.file, 'utf8');
+      } catch (error) {
+        throw new UsageError(`cannot read ${values.file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+      }
+      const result = await registerContext(deps.db, values.url, text);
+      return {
+        json: result,
+        text: result.registered
+          ? `Registered ${result.url} (sha256 ${result.sha256}); credentials may use it now.`
+          : `${result.url} was registered already with the same content.`,
       };
     }
     case 'migrate': {

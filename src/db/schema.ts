@@ -128,7 +128,32 @@ export interface RateLimitsTable {
   hits: number;
 }
 
+export interface CredentialsTable {
+  credential_pk: Generated<number>;
+  user_id: number;
+  /** The credential's own `id`, unique per user. */
+  credential_id: string;
+  /** CID of the encrypted credential block. */
+  cid: string;
+  /** Keyed hash of the credential's content (credentials/credential-service.ts). */
+  content_hash: string;
+  /** The API client that stored it. */
+  issuer_client_id: number;
+  created_at: string;
+}
+
+/** A JSON-LD context registered with `coffer context add`; never changed once registered. */
+export interface JsonLdContextsTable {
+  url: string;
+  /** The context document as JSON text. */
+  document: string;
+  sha256: string;
+  created_at: string;
+}
+
 export interface Database {
+  credentials: CredentialsTable;
+  jsonld_contexts: JsonLdContextsTable;
   signing_keys: SigningKeysTable;
   interactions: InteractionsTable;
   sessions: SessionsTable;

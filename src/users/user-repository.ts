@@ -69,3 +69,29 @@ export async function findUserByWallet(db: Kysely<Database>, tenantId: number, w
 export async function markEmailVerified(db: Kysely<Database>, userId: number): Promise<void> {
   await db.updateTable('users').set({ email_verified: 1 }).where('user_id', '=', userId).execute();
 }
+
+export async function findUserByDid(db: Kysely<Database>, did: string): Promise<UserIdentity | undefined> {
+  return db.selectFrom('users').select(IDENTITY).where('did', '=', did).executeTakeFirst();
+}
+
+/**
+ * Users with this wallet on this chain in the tenants a client speaks for: its own, and those
+ * of its sub-clients. (A wallet address given at sign-up is not proof of control, so a wallet
+ * never reaches into another organisation's accounts.)
+ */
+export async function findUsersByWalletInTenantsOf(
+  db: Kysely<Database>,
+  clientId: number,
+  walletAddress: string,
+  chainId: string,
+): Promise<UserIdentity[]> {
+  return db
+    .selectFrom('users')
+    .innerJoin('clients', 'clients.client_id', 'users.tenant_id')
+    .select(IDENTITY.map((column) => `users.${column}` as const))
+    .where('users.wallet_address', '=', walletAddress)
+    .where('users.wallet_chain_id', '=', chainId)
+    .where((eb) => eb.or([eb('users.tenant_id', '=', clientId), eb('clients.parent_id', '=', clientId)]))
+    .limit(2)
+    .execute();
+}

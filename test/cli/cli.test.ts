@@ -1,29 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
+import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-
-const run = promisify(execFile);
-const BIN = path.resolve(import.meta.dirname, '../../bin/coffer.js');
-
-/** Runs the real `coffer` executable with the server's configuration, as an operator would. */
-async function coffer(
-  server: TestServer,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
-      env: { ...process.env, ...server.env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 for (const kind of DATABASE_KINDS) {
   describe(`admin CLI on ${kind}, while the server runs`, () => {

@@ -1,0 +1,49 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { CredentialsTable, Database } from '../db/schema.ts';
+
+export type CredentialRow = Pick<Selectable<CredentialsTable>, 'credential_id' | 'cid' | 'content_hash'>;
+
+const COLUMNS = ['credential_id', 'cid', 'content_hash'] as const;
+
+export async function insertCredential(
+  db: Kysely<Database>,
+  row: Insertable<CredentialsTable>,
+): Promise<void> {
+  await db.insertInto('credentials').values(row).execute();
+}
+
+export async function findCredential(
+  db: Kysely<Database>,
+  userId: number,
+  credentialId: string,
+): Promise<CredentialRow | undefined> {
+  return db
+    .selectFrom('credentials')
+    .select(COLUMNS)
+    .where('user_id', '=', userId)
+    .where('credential_id', '=', credentialId)
+    .executeTakeFirst();
+}
+
+export async function findCredentials(
+  db: Kysely<Database>,
+  userId: number,
+  credentialIds: string[],
+): Promise<CredentialRow[]> {
+  return db
+    .selectFrom('credentials')
+    .select(COLUMNS)
+    .where('user_id', '=', userId)
+    .where('credential_id', 'in', credentialIds)
+    .execute();
+}
+
+/** Every credential of a user, newest first. */
+export async function listCredentials(db: Kysely<Database>, userId: number): Promise<CredentialRow[]> {
+  return db
+    .selectFrom('credentials')
+    .select(COLUMNS)
+    .where('user_id', '=', userId)
+    .orderBy('credential_pk', 'desc')
+    .execute();
+}

@@ -1,0 +1,88 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { callerOf, requireApiToken } from '../clients/api-auth.ts';
+import { errorResponses } from '../http/openapi.ts';
+import { type BearerDeps, bearerOf, requireBearer } from '../oidc/bearer.ts';
+import {
+  CredentialListEnvelope,
+  PresentationBody,
+  PresentationEnvelope,
+  StoreCredentialBody,
+  StoredCredentialEnvelope,
+} from './credential-schemas.ts';
+import {
+  type CredentialDeps,
+  listUserCredentials,
+  presentCredentials,
+  storeCredential,
+} from './credential-service.ts';
+
+export interface CredentialRouteDeps {
+  credentials: CredentialDeps;
+  bearer: BearerDeps;
+}
+
+/** Endpoints 4–6 of the contract: transport only; the rules live in credential-service.ts. */
+export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = async (app, deps) => {
+  const tags = ['Credentials'];
+  const bearer = requireBearer(deps.bearer);
+
+  app.post(
+    '/v1/vc/issuer/store',
+    {
+      preHandler: requireApiToken(deps.credentials.db),
+      schema: {
+        tags,
+        security: [{ apiToken: [] }],
+        summary: "Store an issuer-signed bbs-2023 credential for one of the service's users",
+        description:
+          'The base proof is verified (issuer did:key, JSON-LD contexts from the bundled and registered set only). 201 when stored, 200 when exactly this credential was stored before (same CID).',
+        body: StoreCredentialBody,
+        response: {
+          200: StoredCredentialEnvelope,
+          201: StoredCredentialEnvelope,
+          ...errorResponses(400, 401, 409, 413, 415, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const stored = await storeCredential(deps.credentials, callerOf(request), request.body.vc);
+      reply.code(stored.created ? 201 : 200);
+      return { data: stored.data };
+    },
+  );
+
+  app.get(
+    '/v1/openidc/credentials',
+    {
+      preHandler: bearer,
+      schema: {
+        tags,
+        security: [{ bearer: [] }],
+        summary: "The access token's user's credentials, newest first",
+        response: { 200: CredentialListEnvelope, ...errorResponses(401, 429) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { data: await listUserCredentials(deps.credentials, bearerOf(request).user) };
+    },
+  );
+
+  app.post(
+    '/v1/openidc/credentials/proof',
+    {
+      preHandler: bearer,
+      schema: {
+        tags,
+        security: [{ bearer: [] }],
+        summary: "A selective-disclosure presentation of chosen fields of the user's credentials",
+        body: PresentationBody,
+        response: { 200: PresentationEnvelope, ...errorResponses(400, 401, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { data: await presentCredentials(deps.credentials, bearerOf(request).user, request.body) };
+    },
+  );
+};

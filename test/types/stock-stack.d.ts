@@ -1,0 +1,10 @@
+// The stock Digital Bazaar stack ships no types; tests use it as the independent issuer and
+// verifier, through its documented API.
+declare module '@digitalbazaar/vc';
+declare module '@digitalbazaar/bls12-381-multikey';
+declare module '@digitalbazaar/bbs-2023-cryptosuite';
+declare module '@digitalbazaar/security-document-loader';
+declare module '@digitalbazaar/did-io';
+declare module '@digitalbazaar/did-method-key';
+declare module '@digitalbazaar/data-integrity';
+declare module 'jsonld-signatures';
