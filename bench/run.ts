@@ -1,6 +1,12 @@
 import { parseArgs } from 'node:util';
 import { measure } from './load.ts';
 import type { Scenario } from './scenario.ts';
+import {
+  credentialList,
+  credentialProof10,
+  credentialProof50,
+  credentialStore,
+} from './scenarios/credentials.ts';
 import { tokenExchangeForm, tokenExchangeJson, userinfo } from './scenarios/oidc.ts';
 import { subClientList } from './scenarios/subclients.ts';
 import { userCreate } from './scenarios/users.ts';
@@ -16,6 +22,10 @@ const SCENARIOS: Record<string, Scenario> = {
   'token-json': tokenExchangeJson,
   'token-form': tokenExchangeForm,
   userinfo,
+  'vc-store': credentialStore,
+  'vc-list': credentialList,
+  'vc-proof-10': credentialProof10,
+  'vc-proof-50': credentialProof50,
 };
 
 const { values } = parseArgs({

@@ -1,16 +1,15 @@
-import { createClient } from '../../src/clients/client-admin.ts';
-import { readConfig } from '../../src/config/config.ts';
-import { openDatabase } from '../../src/db/database.ts';
-import { createEmailIndex } from '../../src/keys/blind-index.ts';
-import { createFieldCipher } from '../../src/keys/field-cipher.ts';
-import { issueAuthorizationCode } from '../../src/oidc/authorization.ts';
-import { createEncryptedStore } from '../../src/storage/index.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
 import type { UserIdentity } from '../../src/users/user-repository.ts';
 import type { Scenario } from '../scenario.ts';
+import {
+  createRelyingParty,
+  exchangeForAccessToken,
+  exchangeParams,
+  mintCode,
+  withServerState,
+} from '../seed.ts';
 import type { BenchServer } from '../server.ts';
 
-const REDIRECT_URI = 'https://rp.bench.example/cb';
 const CODES = 120_000;
 
 /**
@@ -18,72 +17,35 @@ const CODES = 120_000;
  * same function the interaction uses), so only the exchange is timed.
  */
 interface Minted {
-  clientId: string;
-  secret: string;
+  client: { client_id: number; client_secret: string };
   codes: string[];
 }
 
 async function mintCodes(server: BenchServer): Promise<Minted> {
-  const config = readConfig(server.env);
-  const masterKey = Buffer.from(config.masterKey!, 'base64');
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  try {
-    const client = await createClient(database.db, { name: 'Bench RP', redirectUris: [REDIRECT_URI] });
+  return withServerState(server, async (state) => {
+    const client = await createRelyingParty(state);
     const users: UserIdentity[] = [];
-    const deps = {
-      db: database.db,
-      store: createEncryptedStore({ backend: 'fs', dataDir: config.dataDir, masterKey }),
-      cipher: createFieldCipher(masterKey),
-      emailIndex: createEmailIndex(masterKey),
-    };
     for (let i = 0; i < 100; i++) {
       users.push(
-        await logInWithWallet(deps, client.client_id, `0x${(i + 1).toString(16).padStart(40, '0')}`, 1),
+        await logInWithWallet(
+          state.users,
+          client.client_id,
+          `0x${(i + 1).toString(16).padStart(40, '0')}`,
+          1,
+        ),
       );
     }
-    const now = Math.floor(Date.now() / 1000);
-    const request = {
-      clientId: client.client_id,
-      redirectUri: REDIRECT_URI,
-      scope: 'openid',
-      state: null,
-      nonce: 'n',
-      codeChallenge: null,
-      prompt: null,
-    };
     const codes: string[] = [];
-    await database.db.transaction().execute(async (tx) => {
-      for (let i = 0; i < CODES; i++) {
-        codes.push(
-          await issueAuthorizationCode(
-            tx,
-            request,
-            users[i % users.length]!,
-            { loginType: 'wallet', authTime: now },
-            now,
-          ),
-        );
-      }
+    await state.database.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < CODES; i++)
+        codes.push(await mintCode(tx, client.client_id, users[i % users.length]!));
       await tx
         .updateTable('authorization_codes')
-        .set({ expires_at: now + 1800 })
+        .set({ expires_at: Math.floor(Date.now() / 1000) + 1800 })
         .execute();
     });
-    return { clientId: String(client.client_id), secret: client.client_secret, codes };
-  } finally {
-    await database.close();
-  }
-}
-
-/** The token request for one code, as the contract and RFC 6749 name its fields. */
-function exchangeParams(minted: Minted, code: string): Record<string, string> {
-  return {
-    grant_type: 'authorization_code',
-    code,
-    client_id: minted.clientId,
-    client_secret: minted.secret,
-    redirect_uri: REDIRECT_URI,
-  };
+    return { client, codes };
+  });
 }
 
 /** POST /v2/openidc/token with a fresh code per request, in the given body encoding. */
@@ -104,7 +66,7 @@ function tokenExchange(
         method: 'POST',
         headers: { 'content-type': contentType },
         setupRequest: (request) => {
-          request.body = encode(exchangeParams(minted, minted.codes[next++ % minted.codes.length]!));
+          request.body = encode(exchangeParams(minted.client, minted.codes[next++ % minted.codes.length]!));
           return request;
         },
       };
@@ -134,12 +96,7 @@ export const userinfo: Scenario = {
   target: 'reported',
   async prepare(server) {
     const minted = await mintCodes(server);
-    const response = await fetch(`${server.url}/v2/openidc/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(exchangeParams(minted, minted.codes[0]!)),
-    });
-    const { access_token } = (await response.json()) as { access_token: string };
-    return { path: '/v2/openidc/user', headers: { authorization: `Bearer ${access_token}` } };
+    const accessToken = await exchangeForAccessToken(server, minted.client, minted.codes[0]!);
+    return { path: '/v2/openidc/user', headers: { authorization: `Bearer ${accessToken}` } };
   },
 };

@@ -1,0 +1,125 @@
+import { stockBbs } from '../../src/credentials/bbs-2023/bbs-suite.ts';
+import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
+import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
+import { storeCredential } from '../../src/credentials/credential-service.ts';
+import { deriveKey } from '../../src/keys/derive-key.ts';
+import { logInWithWallet } from '../../src/users/user-login.ts';
+import { BENCH_CONTEXT, BENCH_CONTEXT_URL, benchJsonLd, createBenchIssuer } from '../credential-factory.ts';
+import type { Scenario } from '../scenario.ts';
+import { createRelyingParty, exchangeForAccessToken, mintCode, withServerState } from '../seed.ts';
+import type { BenchServer } from '../server.ts';
+
+/** The BBS implementation that signs the benchmark's credentials (not what is measured). */
+const issuingBbs = stockBbs;
+
+interface Holder {
+  did: string;
+  accessToken: string;
+  /** An API token of a client that may store credentials. */
+  apiToken: string;
+  /** Stores credentials for the holder in-process, through the service's own store function. */
+  seed(credentials: SecuredDocument[]): Promise<void>;
+}
+
+/** A user of a fresh relying party, logged in (access token), and the claims context registered. */
+async function prepareHolder(server: BenchServer): Promise<Holder> {
+  const seeded = await withServerState(server, async (state) => {
+    const client = await createRelyingParty(state);
+    const user = await logInWithWallet(
+      state.users,
+      client.client_id,
+      '0x00000000000000000000000000000000000000c1',
+      1,
+    );
+    await registerContext(state.database.db, BENCH_CONTEXT_URL, JSON.stringify(BENCH_CONTEXT));
+    return { client, user, code: await mintCode(state.database.db, client.client_id, user) };
+  });
+  return {
+    did: seeded.user.did,
+    accessToken: await exchangeForAccessToken(server, seeded.client, seeded.code),
+    apiToken: seeded.client.api_token,
+    seed: (credentials) =>
+      withServerState(server, async (state) => {
+        const masterKey = Buffer.from(server.env['MASTER_KEY']!, 'base64');
+        const deps = {
+          db: state.database.db,
+          store: state.store,
+          contentKey: deriveKey(masterKey, 'credential-content/v1'),
+          bbs2023: { bbs: issuingBbs, jsonLd: benchJsonLd },
+        };
+        const caller = { clientId: seeded.client.client_id, isMaster: false, parentId: null };
+        for (const vc of credentials) await storeCredential(deps, caller, vc);
+      }),
+  };
+}
+
+async function issueMany(issue: () => Promise<SecuredDocument>, count: number): Promise<SecuredDocument[]> {
+  const issued: SecuredDocument[] = [];
+  for (let i = 0; i < count; i++) issued.push(await issue());
+  return issued;
+}
+
+const STORE_CREDENTIALS = Number(process.env['BENCH_CREDENTIALS'] ?? '2000');
+
+/** POST /v1/vc/issuer/store with a new 10-claim credential each time (base proof verified). */
+export const credentialStore: Scenario = {
+  name: 'credential store (10 claims)',
+  target: '≥ 150/s, p99 < 100 ms (SQLite)',
+  async prepare(server) {
+    const holder = await prepareHolder(server);
+    const issuer = await createBenchIssuer(issuingBbs);
+    const bodies = (await issueMany(() => issuer.issue(holder.did, 10), STORE_CREDENTIALS)).map((vc) =>
+      JSON.stringify({ vc }),
+    );
+    let next = 0;
+    return {
+      path: '/v1/vc/issuer/store',
+      method: 'POST',
+      headers: { 'x-api-token': holder.apiToken, 'content-type': 'application/json' },
+      setupRequest: (request) => {
+        if (next === bodies.length)
+          console.error('credential store: every prepared credential was sent; raise BENCH_CREDENTIALS');
+        request.body = bodies[next++ % bodies.length]!;
+        return request;
+      },
+    };
+  },
+};
+
+/** GET /v1/openidc/credentials for a user with 1,000 credentials (1,000 blocks read and decrypted). */
+export const credentialList: Scenario = {
+  name: 'credential list (1,000 stored)',
+  target: 'reported',
+  async prepare(server) {
+    const holder = await prepareHolder(server);
+    const issuer = await createBenchIssuer(issuingBbs);
+    await holder.seed(await issueMany(() => issuer.issue(holder.did, 10), 1000));
+    return { path: '/v1/openidc/credentials', headers: { authorization: `Bearer ${holder.accessToken}` } };
+  },
+};
+
+/** POST /v1/openidc/credentials/proof disclosing 2 of `claims` claims (a bbs-2023 derivation). */
+function credentialProof(claims: number): Scenario {
+  return {
+    name: `credential proof (${claims} claims, 2 disclosed)`,
+    target: claims === 10 ? '≥ 150/s, p99 < 100 ms (SQLite)' : 'reported',
+    async prepare(server) {
+      const holder = await prepareHolder(server);
+      const issuer = await createBenchIssuer(issuingBbs);
+      const vc = await issuer.issue(holder.did, claims);
+      await holder.seed([vc]);
+      return {
+        path: '/v1/openidc/credentials/proof',
+        method: 'POST',
+        headers: { authorization: `Bearer ${holder.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          vcIdFields: { [vc['id'] as string]: ['/credentialSubject/claim_0', '/credentialSubject/claim_1'] },
+          options: { presentationHeader: 'bench-verifier-nonce' },
+        }),
+      };
+    },
+  };
+}
+
+export const credentialProof10 = credentialProof(10);
+export const credentialProof50 = credentialProof(50);
