@@ -14,14 +14,9 @@ import { calculateDomain } from './domain.ts';
 import { messageGenerators } from './generators.ts';
 import { hashToScalar } from './hash-to-scalar.ts';
 import { concatOctets, i2osp8 } from './octets.ts';
+import { publicKeyFromOctets } from './public-keys.ts';
 import type { RandomScalars } from './random-scalars.ts';
-import {
-  octetsToProof,
-  octetsToPublicKey,
-  octetsToSignature,
-  proofToOctets,
-  scalarToOctets,
-} from './serialize.ts';
+import { octetsToProof, octetsToSignature, proofToOctets, scalarToOctets } from './serialize.ts';
 
 /** Disclosed indexes must be integers in [0, messageCount), strictly ascending (so unique). */
 export function isValidIndexSet(indexes: readonly number[], messageCount: number): boolean {
@@ -150,7 +145,7 @@ export function coreProofVerify(input: ProofVerifyInput): boolean {
   const { disclosedScalars, disclosedIndexes } = input;
   const proof = octetsToProof(input.proof);
   if (proof === undefined) return false;
-  const w = octetsToPublicKey(input.publicKey);
+  const w = publicKeyFromOctets(input.publicKey);
   if (w === undefined) return false;
   if (disclosedScalars.length !== disclosedIndexes.length) return false;
   const messageCount = disclosedIndexes.length + proof.commitments.length;

@@ -9,7 +9,7 @@ import {
   SCALAR_ORDER,
   SIGNATURE_LENGTH,
 } from './ciphersuite.ts';
-import { type G1, type G2, g1FromBytes, g1ToBytes, g2FromBytes } from './curve.ts';
+import { type G1, g1FromBytes, g1ToBytes } from './curve.ts';
 import { concatOctets, i2osp, os2ip } from './octets.ts';
 
 export interface Signature {
@@ -50,11 +50,6 @@ export function octetsToSignature(octets: Uint8Array): Signature | undefined {
   const e = octetsToNonZeroScalar(octets.subarray(G1_POINT_LENGTH));
   if (e === undefined) return undefined;
   return { a, e };
-}
-
-/** octets_to_pubkey: a G2 point in the subgroup, not the identity. */
-export function octetsToPublicKey(octets: Uint8Array): G2 | undefined {
-  return g2FromBytes(octets);
 }
 
 /** Points already serialized while computing the challenge are passed in to not encode them twice. */

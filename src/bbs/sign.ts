@@ -5,7 +5,8 @@ import { calculateDomain } from './domain.ts';
 import { messageGenerators } from './generators.ts';
 import { hashToScalar } from './hash-to-scalar.ts';
 import { concatOctets } from './octets.ts';
-import { octetsToPublicKey, octetsToSignature, scalarToOctets, signatureToOctets } from './serialize.ts';
+import { publicKeyFromOctets } from './public-keys.ts';
+import { octetsToSignature, scalarToOctets, signatureToOctets } from './serialize.ts';
 
 export function coreSign(
   secretKey: bigint,
@@ -40,7 +41,7 @@ export function coreVerify(
 ): boolean {
   const decoded = octetsToSignature(signature);
   if (decoded === undefined) return false;
-  const w = octetsToPublicKey(publicKey);
+  const w = publicKeyFromOctets(publicKey);
   if (w === undefined) return false;
   if (messageScalars.length > MAX_MESSAGES) return false;
   const generators = messageGenerators(messageScalars.length);

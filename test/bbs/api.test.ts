@@ -166,6 +166,27 @@ describe('signatures', () => {
     assert.equal(await verifySignature({ signature: new Uint8Array(80) }), false);
   });
 
+  test('verification stays right while the public key cache fills, evicts and refills', async () => {
+    // More keys than the cache holds (64), each used twice, in two passes.
+    const signers = await Promise.all(
+      Array.from({ length: 80 }, async (_, i) => {
+        const pair = await bbs.generateKeyPair({
+          seed: new TextEncoder().encode(`cache test key ${i} `.repeat(3)),
+        });
+        const signed = await bbs.sign({ secretKey: pair.secretKey, header, messages: [messages[i % 10]!] });
+        return { publicKey: pair.publicKey, signed, message: messages[i % 10]! };
+      }),
+    );
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [i, { publicKey, signed, message }] of signers.entries()) {
+        const args = { publicKey, signature: signed, header, messages: [message] };
+        assert.equal(await bbs.verifySignature(args), true, `key ${i}, pass ${pass}`);
+        const other = signers[(i + 1) % signers.length]!.publicKey;
+        assert.equal(await bbs.verifySignature({ ...args, publicKey: other }), false, `key ${i} + 1`);
+      }
+    }
+  });
+
   test('arguments of the wrong type are rejected with a TypeError', async () => {
     await assert.rejects(verifySignature({ signature: 'abc' as never }), TypeError);
     await assert.rejects(verifySignature({ messages: [messages[0]!, 'x' as never] }), TypeError);
