@@ -32,9 +32,14 @@ export const fastBbs: BbsSuite = {
     assertBytes(header, 'header');
     assertBytesArray(messages, 'messages');
     const secretScalar = secretKeyToScalar(secretKey);
-    // As in the stock library, a given public key is trusted to match the secret key (deriving
-    // it costs a G2 multiplication); a wrong one yields a signature that does not verify.
-    return coreSign(secretScalar, publicKey ?? skToPk(secretScalar), header, messagesToScalars(messages));
+    // The stock library signs with whatever public key it is given; a key that does not belong
+    // to the secret key yields a signature that verifies under no key, so it is refused here
+    // (at the price of one G2 multiplication, ~0.6 ms).
+    const derivedPublicKey = skToPk(secretScalar);
+    if (publicKey !== undefined && Buffer.compare(publicKey, derivedPublicKey) !== 0) {
+      throw new Error('sign: publicKey is not the public key of secretKey');
+    }
+    return coreSign(secretScalar, derivedPublicKey, header, messagesToScalars(messages));
   },
 
   async verifySignature({ publicKey, signature, header, messages }) {

@@ -76,6 +76,11 @@ export function coreProofGen(input: ProofGenInput): Uint8Array {
   const { messageScalars, disclosedIndexes } = input;
   const signature = octetsToSignature(input.signature);
   if (signature === undefined) throw new Error('deriveProof: the signature does not decode');
+  // Only hashed into the domain here, but a key that is not a valid G2 point can only make a proof
+  // that never verifies (and the check is cached for the verifications that follow).
+  if (publicKeyFromOctets(input.publicKey) === undefined) {
+    throw new Error('deriveProof: the public key is not a valid G2 point');
+  }
   const messageCount = messageScalars.length;
   if (messageCount > MAX_MESSAGES) throw new RangeError(`more than ${MAX_MESSAGES} messages`);
   if (!isValidIndexSet(disclosedIndexes, messageCount)) {

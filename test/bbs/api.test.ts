@@ -335,6 +335,20 @@ describe('proofs', () => {
       await assert.rejects(derive(indexes), RangeError, JSON.stringify(indexes));
     }
     await assert.rejects(derive([1], { signature: signature.subarray(1) }));
+    for (const { name, bytes } of g2Encodings().invalid) {
+      await assert.rejects(
+        bbs.deriveProof({
+          publicKey: bytes,
+          signature,
+          header,
+          messages,
+          presentationHeader,
+          disclosedMessageIndexes,
+        }),
+        /public key/,
+        name,
+      );
+    }
     await assert.rejects(
       derive([1], { signature: replaceAt(signature, 0, g1Encodings().invalid[0]!.bytes) }),
     );
