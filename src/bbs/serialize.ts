@@ -1,6 +1,6 @@
 /**
- * Octet encodings of signatures, proofs and public keys, with the draft's validity checks.
- * Decoders return `undefined` for anything the draft calls INVALID.
+ * Octet encodings of signatures and proofs, with the draft's validity checks (public keys:
+ * public-keys.ts). Decoders return `undefined` for anything the draft calls INVALID.
  */
 import {
   G1_POINT_LENGTH,
@@ -70,14 +70,13 @@ export function proofToOctets(
 }
 
 /** The number of undisclosed messages a proof of this length carries, or undefined. */
-export function undisclosedCount(proofLength: number): number | undefined {
+function undisclosedCount(proofLength: number): number | undefined {
   const extra = proofLength - PROOF_MIN_LENGTH;
   return extra < 0 || extra % SCALAR_LENGTH !== 0 ? undefined : extra / SCALAR_LENGTH;
 }
 
 export function octetsToProof(octets: Uint8Array): Proof | undefined {
-  const commitmentCount = undisclosedCount(octets.length);
-  if (commitmentCount === undefined) return undefined;
+  if (undisclosedCount(octets.length) === undefined) return undefined;
   const points: G1[] = [];
   for (let i = 0; i < 3; i++) {
     const point = g1FromBytes(octets.subarray(i * G1_POINT_LENGTH, (i + 1) * G1_POINT_LENGTH));
