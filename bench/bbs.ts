@@ -1,6 +1,7 @@
 /**
  * BBS micro-benchmark: sign, verifySignature, deriveProof (2 disclosed) and verifyProof at 10 and
- * 50 messages, fastBbs and stockBbs in the same process, interleaved so both see the same load.
+ * 50 messages, fastBbs and stockBbs in the same process, each operation timed for both back to
+ * back so both see about the same machine load.
  *
  * `node bench/bbs.ts [--iterations=100 --stock-iterations=30 --warmup=5]`, or through the runner:
  * `npm run bench -- --only=bbs`. Single thread; prints a markdown table.
@@ -98,6 +99,17 @@ async function time(operation: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
+async function sample(
+  operation: () => Promise<unknown>,
+  warmup: number,
+  iterations: number,
+): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await operation();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) samples.push(await time(operation));
+  return samples;
+}
+
 /** Runs the benchmark and returns its markdown table. */
 export async function runBbsBenchmark(overrides: Partial<BbsBenchmarkOptions> = {}): Promise<string> {
   const options = { ...DEFAULTS, ...overrides };
@@ -106,16 +118,12 @@ export async function runBbsBenchmark(overrides: Partial<BbsBenchmarkOptions> = 
     const fast = await workload(fastBbs, messageCount);
     const stock = options.stockIterations > 0 ? await workload(stockBbs, messageCount) : undefined;
     for (const operation of OPERATIONS) {
-      for (let i = 0; i < options.warmup; i++) {
-        await fast[operation]();
-        await stock?.[operation]();
-      }
-      const fastSamples: number[] = [];
-      const stockSamples: number[] = [];
-      for (let i = 0; i < Math.max(options.iterations, options.stockIterations); i++) {
-        if (i < options.iterations) fastSamples.push(await time(fast[operation]));
-        if (stock && i < options.stockIterations) stockSamples.push(await time(stock[operation]));
-      }
+      // One block per implementation, back to back: interleaving single runs let the stock
+      // library's garbage (bigint-heavy) be collected during fastBbs's timed runs.
+      const fastSamples = await sample(fast[operation], options.warmup, options.iterations);
+      const stockSamples = stock
+        ? await sample(stock[operation], options.warmup, options.stockIterations)
+        : [];
       const f = summarise(fastSamples);
       const s = summarise(stockSamples);
       rows.push([
