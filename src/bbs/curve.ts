@@ -6,6 +6,12 @@
  *
  * Decoding returns `undefined` for bytes that are not a valid, non-identity subgroup point, so
  * callers turn malformed input into INVALID without exceptions.
+ *
+ * Scalar multiplications here are variable time (mcl-wasm's public API has no constant-time
+ * multi-scalar multiplication, and neither has @noble/curves). Secret scalars do pass through
+ * them: the signer's 1/(SK + e) and the prover's blinding scalars. That is the price of the
+ * speed, a timing side channel to keep in mind where an attacker can time many signatures or
+ * proofs precisely.
  */
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import * as mcl from 'mcl-wasm';
@@ -77,7 +83,7 @@ export function scalarToFr(scalar: bigint): mcl.Fr {
   return fr;
 }
 
-/** sum(points[i] * scalars[i]) in one multi-scalar multiplication. Variable time. */
+/** sum(points[i] * scalars[i]) in one multi-scalar multiplication (variable time, see above). */
 export function g1MultiScalarMul(points: readonly G1[], scalars: readonly bigint[]): G1 {
   return mcl.mulVec(points as G1[], scalars.map(scalarToFr));
 }
