@@ -15,6 +15,8 @@ import { type BenchDatabase, startBenchServer } from './server.ts';
 /**
  * `npm run bench [-- --only=NAME,… --db=sqlite,postgres --duration=10 --connections=10,50]`
  * Every scenario runs against a fresh server process on 127.0.0.1 and is bounded in time.
+ * `--only=bbs` runs the BBS micro-benchmark (bench/bbs.ts) instead: in process, no server, its
+ * own table; it is not part of the default run.
  */
 const SCENARIOS: Record<string, Scenario> = {
   subclients: subClientList,
@@ -39,6 +41,11 @@ const { values } = parseArgs({
 });
 
 const names = values.only ? values.only.split(',') : Object.keys(SCENARIOS);
+if (names.includes('bbs')) {
+  // Loaded only when asked for: it brings the WebAssembly curve backend and the stock library.
+  const { runBbsBenchmark } = await import('./bbs.ts');
+  console.log(`${await runBbsBenchmark()}\n`);
+}
 const databases = values.db!.split(',') as BenchDatabase[];
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
@@ -58,7 +65,7 @@ const header = [
   'RSS MiB (peak)',
 ];
 
-for (const name of names) {
+for (const name of names.filter((n) => n !== 'bbs')) {
   const scenario = SCENARIOS[name];
   if (!scenario) throw new Error(`unknown scenario ${name}; known: ${Object.keys(SCENARIOS).join(', ')}`);
   for (const database of databases) {
@@ -94,6 +101,8 @@ for (const name of names) {
 
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-console.log(line(header));
-console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-for (const row of rows) console.log(line(row));
+if (rows.length > 0) {
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const row of rows) console.log(line(row));
+}

@@ -1,0 +1,56 @@
+/**
+ * create_generators, computed once per process and extended on demand: the sequence for n is a
+ * prefix of the sequence for any m > n (each generator is hashed from the previous seed state),
+ * so the cache keeps the last seed state and appends.
+ */
+import { bls12_381 } from '@noble/curves/bls12-381.js';
+import {
+  EXPAND_LENGTH,
+  GENERATOR_DST,
+  GENERATOR_SEED,
+  GENERATOR_SEED_DST,
+  MAX_MESSAGES,
+} from './ciphersuite.ts';
+import { type G1, g1FromBytes } from './curve.ts';
+import { expandMessageXmd } from './hash-to-scalar.ts';
+import { concatOctets, i2osp8 } from './octets.ts';
+
+export interface Generators {
+  /** Q_1, the generator of the domain. */
+  readonly q1: G1;
+  /** H_1, ..., H_L, one per message. */
+  readonly h: readonly G1[];
+  /** serialize((Q_1, H_1, ..., H_L)): the compressed points, as hashed into the domain. */
+  readonly encoded: Uint8Array;
+}
+
+const points: G1[] = [];
+const encodings: Uint8Array[] = [];
+let seedState = expandMessageXmd(GENERATOR_SEED, GENERATOR_SEED_DST, EXPAND_LENGTH);
+
+function extendTo(count: number): void {
+  for (let i = points.length + 1; i <= count; i++) {
+    seedState = expandMessageXmd(concatOctets([seedState, i2osp8(i)]), GENERATOR_SEED_DST, EXPAND_LENGTH);
+    // hash_to_curve with a caller-chosen DST is not in mcl-wasm's public API: noble computes the
+    // point (once), mcl takes it by its compressed encoding.
+    const encoded = bls12_381.G1.hashToCurve(seedState, { DST: GENERATOR_DST }).toBytes();
+    const point = g1FromBytes(encoded);
+    if (point === undefined) throw new Error(`generator ${i} does not decode`);
+    points.push(point);
+    encodings.push(encoded);
+  }
+}
+
+/** create_generators(count): the first `count` generators (count >= 1). */
+export function createGenerators(count: number): { points: G1[]; encodings: Uint8Array[] } {
+  if (!Number.isSafeInteger(count) || count < 1) throw new RangeError('generator count must be >= 1');
+  extendTo(count);
+  return { points: points.slice(0, count), encodings: encodings.slice(0, count) };
+}
+
+/** The generators for `messageCount` messages: Q_1 followed by H_1..H_L. */
+export function messageGenerators(messageCount: number): Generators {
+  if (messageCount > MAX_MESSAGES) throw new RangeError(`more than ${MAX_MESSAGES} messages`);
+  const { points: all, encodings: allEncodings } = createGenerators(messageCount + 1);
+  return { q1: all[0]!, h: all.slice(1), encoded: concatOctets(allEncodings) };
+}

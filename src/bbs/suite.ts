@@ -1,0 +1,58 @@
+/**
+ * The BBS interface Coffer programs against: the argument and result shapes of
+ * @digitalbazaar/bbs-signatures with the ciphersuite fixed to BLS12-381-SHA-256, so the fast core
+ * and the stock library are interchangeable behind it.
+ *
+ * Verification resolves to false for any invalid or malformed signature, proof, public key or
+ * index set, and rejects (TypeError) only for arguments of the wrong type.
+ */
+export interface BbsSuite {
+  generateKeyPair(args?: { seed?: Uint8Array }): Promise<{ secretKey: Uint8Array; publicKey: Uint8Array }>;
+  secretKeyToPublicKey(args: { secretKey: Uint8Array }): Promise<Uint8Array>;
+  sign(args: {
+    secretKey: Uint8Array;
+    publicKey?: Uint8Array;
+    header: Uint8Array;
+    messages: Uint8Array[];
+  }): Promise<Uint8Array>;
+  verifySignature(args: {
+    publicKey: Uint8Array;
+    signature: Uint8Array;
+    header: Uint8Array;
+    messages: Uint8Array[];
+  }): Promise<boolean>;
+  deriveProof(args: {
+    publicKey: Uint8Array;
+    signature: Uint8Array;
+    header: Uint8Array;
+    messages: Uint8Array[];
+    presentationHeader: Uint8Array;
+    disclosedMessageIndexes: number[];
+  }): Promise<Uint8Array>;
+  verifyProof(args: {
+    publicKey: Uint8Array;
+    proof: Uint8Array;
+    header: Uint8Array;
+    presentationHeader: Uint8Array;
+    disclosedMessages: Uint8Array[];
+    disclosedMessageIndexes: number[];
+  }): Promise<boolean>;
+}
+
+export function assertBytes(value: unknown, name: string): asserts value is Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new TypeError(`"${name}" must be a Uint8Array`);
+}
+
+export function assertBytesArray(value: unknown, name: string): asserts value is Uint8Array[] {
+  if (!Array.isArray(value)) throw new TypeError(`"${name}" must be an array`);
+  value.forEach((item, i) => {
+    assertBytes(item, `${name}[${i}]`);
+  });
+}
+
+export function assertNumberArray(value: unknown, name: string): asserts value is number[] {
+  if (!Array.isArray(value)) throw new TypeError(`"${name}" must be an array`);
+  value.forEach((item, i) => {
+    if (typeof item !== 'number') throw new TypeError(`"${name}[${i}]" must be a number`);
+  });
+}
