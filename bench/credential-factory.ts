@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { generateKeyPair } from '@digitalbazaar/bbs-signatures';
 import { base58btc } from 'multiformats/bases/base58';
+import type { BbsSuite } from '../src/bbs/index.ts';
 import { createBaseProof } from '../src/credentials/bbs-2023/base-proof.ts';
-import type { BbsSuite } from '../src/credentials/bbs-2023/bbs-suite.ts';
 import type { SecuredDocument } from '../src/credentials/bbs-2023/shared.ts';
 import { createDocumentLoader } from '../src/credentials/contexts/document-loader.ts';
 import { PERSON_CONTEXT, PERSON_CONTEXT_URL } from '../test/credentials/stock-issuer.ts';
@@ -42,7 +41,7 @@ export interface BenchIssuer {
 
 /** An issuer with a fresh BLS12-381 key, signing bbs-2023 base proofs with the given BBS suite. */
 export async function createBenchIssuer(bbs: BbsSuite): Promise<BenchIssuer> {
-  const key = await generateKeyPair({ ciphersuite: 'BLS12-381-SHA-256' });
+  const key = await bbs.generateKeyPair();
   const multibase = base58btc.encode(Uint8Array.from([0xeb, 0x01, ...key.publicKey]));
   const did = `did:key:${multibase}`;
   const options = {

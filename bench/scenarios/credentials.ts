@@ -1,4 +1,4 @@
-import { stockBbs } from '../../src/credentials/bbs-2023/bbs-suite.ts';
+import { fastBbs } from '../../src/bbs/index.ts';
 import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
 import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
 import { storeCredential } from '../../src/credentials/credential-service.ts';
@@ -10,7 +10,7 @@ import { createRelyingParty, exchangeForAccessToken, mintCode, withServerState }
 import type { BenchServer } from '../server.ts';
 
 /** The BBS implementation that signs the benchmark's credentials (not what is measured). */
-const issuingBbs = stockBbs;
+const issuingBbs = fastBbs;
 
 interface Holder {
   did: string;

@@ -5,7 +5,7 @@ import {
   hashMandatory,
   type JsonLdOptions,
 } from '@digitalbazaar/di-sd-primitives';
-import type { BbsSuite } from './bbs-suite.ts';
+import type { BbsSuite } from '../../bbs/index.ts';
 import { shuffledLabelMapFunction } from './label-map.ts';
 import { ProofValueError, parseBaseProofValue, serializeBaseProofValue } from './proof-value.ts';
 import { type ProofCheck, proofFailure, type SecuredDocument, unsecured, utf8 } from './shared.ts';
