@@ -3,8 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
-import { stockBbs } from './credentials/bbs-2023/bbs-suite.ts';
 import { findRegisteredContext } from './credentials/contexts/context-repository.ts';
 import { createDocumentLoader } from './credentials/contexts/document-loader.ts';
 import { credentialRoutes } from './credentials/credential-routes.ts';
@@ -14,6 +14,7 @@ import { registerErrorHandling } from './http/error-handler.ts';
 import { trackInFlight } from './http/in-flight.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerOperations } from './http/operations.ts';
+import { createOutboundClient, type OutboundClient } from './http/outbound.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerValidation } from './http/validation.ts';
 import { createEmailIndex } from './keys/blind-index.ts';
@@ -22,6 +23,11 @@ import { createFieldCipher } from './keys/field-cipher.ts';
 import { hashSecret } from './keys/secrets.ts';
 import { createKeyRing } from './keys/signing-keys.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
+import { SELF_ISSUED_AUDIENCE } from './oid4vp/authorization-request.ts';
+import { oid4vpRoutes } from './oid4vp/oid4vp-routes.ts';
+import { loadTrustAnchors } from './oid4vp/trust-anchors.ts';
+import { registeredVerifier } from './oid4vp/verifier-registry.ts';
+import type { WalletDeps } from './oid4vp/wallet-service.ts';
 import { createCodeConsumer } from './oidc/code-repository.ts';
 import { interactionRoutes } from './oidc/interaction-routes.ts';
 import { type InteractionDeps, outboxDir } from './oidc/interaction-service.ts';
@@ -58,6 +64,8 @@ export interface AppContext {
   rewriteUrl?: (url: string) => string;
   /** Where logs go; standard output when absent. */
   logStream?: NodeJS.WritableStream;
+  /** How the wallet reaches verifiers; made from the configuration when absent (tests pass their CA). */
+  outbound?: OutboundClient;
 }
 
 /** Where logs must never show a secret, whatever a later log call includes. */
@@ -176,21 +184,42 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     accessTokenTtl: config.accessTokenTtl,
   };
   await app.register(oidcRoutes, { interactions, tokens, store });
-  await app.register(interactionRoutes, interactions);
 
   const documentLoader = createDocumentLoader(async (url) => {
     const registered = await findRegisteredContext(database.db, url);
     return registered ? (JSON.parse(registered.document) as object) : undefined;
   });
+  const bbs2023 = { bbs: fastBbs, jsonLd: { documentLoader } };
   await app.register(credentialRoutes, {
     credentials: {
       db: database.db,
       store,
       contentKey: deriveKey(context.masterKey, 'credential-content/v1'),
-      bbs2023: { bbs: stockBbs, jsonLd: { documentLoader } },
+      bbs2023,
     },
     bearer: { db: database.db, keys, issuer: config.publicUrl },
   });
+
+  const outbound =
+    context.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
+  const wallet: WalletDeps = {
+    db: database.db,
+    store,
+    cipher,
+    bbs2023,
+    outbound,
+    interactions,
+    requests: {
+      findVerifier: (clientId) => registeredVerifier(database.db, clientId),
+      outbound,
+      allowPrivateTargets: config.allowPrivateTargets,
+      trustAnchors: await loadTrustAnchors(config.verifierTrustAnchors),
+      walletAudiences: [SELF_ISSUED_AUDIENCE, config.publicUrl],
+      now: () => new Date(),
+    },
+  };
+  await app.register(interactionRoutes, { interactions, wallet });
+  await app.register(oid4vpRoutes, wallet);
 
   return app;
 }

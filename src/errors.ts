@@ -14,6 +14,8 @@ export type ErrorCode =
   | 'invalid_credential'
   | 'rate_limited'
   | 'server_error'
+  /** A third party this request depends on (a verifier's endpoint) failed. */
+  | 'bad_gateway'
   // RFC 6749 §5.2, used by the token endpoint
   | 'invalid_client'
   | 'invalid_grant'
@@ -32,6 +34,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_credential: 422,
   rate_limited: 429,
   server_error: 500,
+  bad_gateway: 502,
   invalid_client: 401,
   invalid_grant: 400,
   unsupported_grant_type: 400,

@@ -14,6 +14,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { rotateSigningKey } from '../keys/signing-keys.ts';
+import { checkVerifierMetadata } from '../oid4vp/verifier-registry.ts';
 
 /** Thrown for a command line that cannot be understood; the CLI prints it with the usage. */
 export class UsageError extends Error {}
@@ -36,7 +37,8 @@ export const USAGE = `Usage: coffer <command> [options]
 
   client create --name NAME [--master] [--parent ID] [--redirect-uri URI]... [--verifier] [--json]
   client set ID [--from-email E] [--esp-token T] [--recaptcha-key K] [--recaptcha-threshold X]
-                [--recaptcha-enabled true|false] [--privacy-link URL] [--redirect-uri URI]... [--json]
+                [--recaptcha-enabled true|false] [--privacy-link URL] [--redirect-uri URI]...
+                [--verifier-metadata FILE] [--json]
   client secret-rotate ID [--json]
   token create --client ID [--json]
   token revoke TOKEN [--json]
@@ -66,6 +68,14 @@ function parse(args: string[], options: ParseArgsOptionsConfig): { values: Value
     return { values: parsed.values as Values, positionals: parsed.positionals };
   } catch (error) {
     throw new UsageError((error as Error).message);
+  }
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
   }
 }
 
@@ -106,8 +116,12 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         'recaptcha-enabled': { type: 'string' },
         'privacy-link': { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
+        'verifier-metadata': { type: 'string' },
       });
       const id = clientId(positionals[0], 'client ID');
+      const metadataFile = values['verifier-metadata'] as string | undefined;
+      const verifierMetadata =
+        metadataFile === undefined ? undefined : checkVerifierMetadata(await readText(metadataFile));
       const threshold = values['recaptcha-threshold'] as string | undefined;
       if (threshold !== undefined && !/^(0(\.\d+)?|1(\.0+)?)$/.test(threshold)) {
         throw new UsageError('--recaptcha-threshold must be a number between 0 and 1');
@@ -124,6 +138,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         recaptchaEnabled: enabled === undefined ? undefined : enabled === 'true',
         privacyLink: values['privacy-link'] as string | undefined,
         redirectUris: values['redirect-uri'] as string[] | undefined,
+        verifierMetadata,
       });
       return { json: { client_id: id, updated: true }, text: `Updated client ${id}.` };
     }
@@ -166,13 +181,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
       if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
       if (typeof values.url !== 'string') throw new UsageError('--url is required');
       if (typeof values.file !== 'string') throw new UsageError('--file is required');
-      let text: string;
-      try {
-        text = await readFile(values.file, 'utf8');
-      } catch (error) {
-        throw new UsageError(`cannot read ${values.file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
-      }
-      const result = await registerContext(deps.db, values.url, text);
+      const result = await registerContext(deps.db, values.url, await readText(values.file));
       return {
         json: result,
         text: result.registered

@@ -81,6 +81,8 @@ export interface ClientSettings {
   recaptchaEnabled?: boolean;
   privacyLink?: string;
   redirectUris?: string[];
+  /** OpenID4VP client metadata of a verifier, as JSON text already checked. */
+  verifierMetadata?: string;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -128,6 +130,7 @@ export async function setClientSettings(
   if (settings.redirectUris !== undefined) {
     update['redirect_uris'] = JSON.stringify(settings.redirectUris.map(validateRedirectUri));
   }
+  if (settings.verifierMetadata !== undefined) update['verifier_metadata'] = settings.verifierMetadata;
   if (Object.keys(update).length === 0) throw new CofferError('invalid_request', 'Nothing to set.');
   await db.updateTable('clients').set(update).where('client_id', '=', clientId).execute();
 }

@@ -31,6 +31,8 @@ export interface Config {
   recaptchaVerifyUrl: string | undefined;
   accessTokenTtl: number;
   allowPrivateTargets: boolean;
+  /** PEM file of CA certificates that x509 verifiers may chain to (else they are shown as unverified). */
+  verifierTrustAnchors: string | undefined;
   logLevel: LogLevel;
   bodyLimit: number;
   /** Requests per minute per API token (or per address when none is sent); 0 turns the limit off. */
@@ -117,6 +119,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const recaptchaVerifyUrl = readUrl(env, 'RECAPTCHA_VERIFY_URL', ['https:', 'http:']);
   const accessTokenTtl = readInteger(env, 'ACCESS_TOKEN_TTL', 3600, 60, 86400);
   const allowPrivateTargets = readBoolean(env, 'ALLOW_PRIVATE_TARGETS', false);
+  const verifierTrustAnchors = env['VERIFIER_TRUST_ANCHORS']
+    ? path.resolve(env['VERIFIER_TRUST_ANCHORS'])
+    : undefined;
   const logLevel = (env['LOG_LEVEL'] || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -148,6 +153,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     recaptchaVerifyUrl,
     accessTokenTtl,
     allowPrivateTargets,
+    verifierTrustAnchors,
     logLevel,
     bodyLimit,
     apiRateLimit,

@@ -5,6 +5,7 @@ import * as clients from './migrations/0001-clients.ts';
 import * as users from './migrations/0002-users.ts';
 import * as oidc from './migrations/0003-oidc.ts';
 import * as credentials from './migrations/0004-credentials.ts';
+import * as wallet from './migrations/0005-wallet.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -13,6 +14,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0002-users': { up: users.up(dialect) },
     '0003-oidc': { up: oidc.up() },
     '0004-credentials': { up: credentials.up(dialect) },
+    '0005-wallet': { up: wallet.up(dialect) },
   };
 }
 

@@ -28,6 +28,8 @@ export interface ClientsTable {
   recaptcha_enabled: ColumnType<Flag, Flag | undefined, Flag>;
   privacy_link: string | null;
   created_at: string;
+  /** A verifier's registered OpenID4VP metadata (JSON): jwks, encryption values, formats. */
+  verifier_metadata: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiTokensTable {
@@ -72,7 +74,8 @@ export interface SigningKeysTable {
 export interface InteractionsTable {
   id: string;
   kind: 'login' | 'consent';
-  client_id: number;
+  /** The client that asked; null for a verifier that is not a client (x509_hash, redirect_uri). */
+  client_id: number | null;
   /** JSON of the validated authorization request. */
   params: string;
   csrf_token: string;
@@ -88,6 +91,18 @@ export interface InteractionsTable {
   created_at: string;
   expires_at: string;
   finished_at: string | null;
+  /** In a consent: the wallet address the person proved (lower-case), if any. */
+  identity_wallet: ColumnType<string | null, string | null | undefined, string | null>;
+  /** In a consent: the blind index of the e-mail the person proved, if any. */
+  identity_email_index: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface VerifierNoncesTable {
+  /** The verifier's full client_id. */
+  verifier: string;
+  nonce: string;
+  /** Epoch seconds after which the row may be removed. */
+  expires_at: number;
 }
 
 export interface SessionsTable {
@@ -153,6 +168,7 @@ export interface JsonLdContextsTable {
 
 export interface Database {
   credentials: CredentialsTable;
+  verifier_nonces: VerifierNoncesTable;
   jsonld_contexts: JsonLdContextsTable;
   signing_keys: SigningKeysTable;
   interactions: InteractionsTable;

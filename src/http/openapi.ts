@@ -29,6 +29,7 @@ const DESCRIPTIONS: Record<number, string> = {
   415: 'Body is not JSON',
   422: 'Credential rejected',
   429: 'Too many requests',
+  502: 'A verifier could not be reached',
 };
 
 /** Response schemas for the error statuses a route can answer, all with the one error body. */

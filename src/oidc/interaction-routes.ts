@@ -4,6 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CofferError } from '../errors.ts';
 import { sessionCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
+import { renderConsentPage } from '../oid4vp/consent-page.ts';
+import { decideConsent, describeConsent, type WalletDeps } from '../oid4vp/wallet-service.ts';
 import {
   describeInteraction,
   type FinishedLogin,
@@ -15,6 +17,7 @@ import {
 import { pageCsp, renderErrorPage, renderLoginPage } from './login-page.ts';
 import { SESSION_COOKIE } from './oidc-routes.ts';
 import {
+  ConsentBody,
   EmailLoginBody,
   EmailVerifyBody,
   InteractionParams,
@@ -42,16 +45,24 @@ function wantsJson(request: FastifyRequest): boolean {
   return accept.includes('application/json') && !accept.includes('text/html');
 }
 
-export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = async (app, deps) => {
+export interface InteractionRouteDeps {
+  interactions: InteractionDeps;
+  wallet: WalletDeps;
+}
+
+export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> = async (app, options) => {
+  const { interactions: deps, wallet } = options;
   const tags = ['Log-in interaction'];
   const secure = deps.config.environment === 'production';
   const finish = (reply: FastifyReply, login: FinishedLogin) => {
-    reply.header(
-      'set-cookie',
-      sessionCookie(SESSION_COOKIE, login.sessionId, login.sessionMaxAgeSeconds, secure),
-    );
+    if (login.sessionId) {
+      reply.header(
+        'set-cookie',
+        sessionCookie(SESSION_COOKIE, login.sessionId, login.sessionMaxAgeSeconds, secure),
+      );
+    }
     reply.header('cache-control', 'no-store');
-    return { redirect_to: login.redirectTo };
+    return login.redirectTo ? { redirect_to: login.redirectTo } : { next: login.next };
   };
 
   app.get(
@@ -65,11 +76,26 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      if (wantsJson(request)) return describeInteraction(deps, request.params.id);
+      const id = request.params.id;
+      if (wantsJson(request)) {
+        const view = await describeInteraction(deps, id);
+        return view.kind === 'consent' ? { ...view, consent: await describeConsent(wallet, id) } : view;
+      }
       const cspNonce = randomBytes(16).toString('base64');
       reply.type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
       try {
-        const view = await describeInteraction(deps, request.params.id);
+        const view = await describeInteraction(deps, id);
+        if (view.kind === 'consent') {
+          return renderConsentPage({
+            interactionId: view.id,
+            csrfToken: view.csrf_token,
+            siwe: view.siwe,
+            cspNonce,
+            loggedIn: view.logged_in,
+            consent: await describeConsent(wallet, id),
+            privacyLink: view.client.privacy_link,
+          });
+        }
         return renderLoginPage({
           tenantName: view.client.name,
           interactionId: view.id,
@@ -81,7 +107,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
       } catch (error) {
         if (!(error instanceof CofferError)) throw error;
         reply.code(error.status);
-        return renderErrorPage({ title: 'This log-in cannot continue', message: error.message, cspNonce });
+        return renderErrorPage({ title: 'This page cannot continue', message: error.message, cspNonce });
       }
     },
   );
@@ -138,6 +164,27 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
         reply,
         await verifyEmailCode(deps, request.params.id, request.body as { code: string }, request.ip),
       );
+    },
+  );
+
+  app.post(
+    '/interaction/:id/consent',
+    {
+      schema: {
+        tags,
+        summary: 'Approve or decline an OpenID4VP presentation request (the hosted wallet)',
+        description:
+          'selections: {<DCQL credential query id>: <credential id> or [ids] where multiple}. The answer goes to the verifier by its response mode; redirect_to is where the browser goes next (next "done" when the verifier named nothing).',
+        params: InteractionParams,
+        body: ConsentBody,
+        response: { 200: InteractionResult, ...errorResponses(400, 403, 404, 413, 415, 429, 502) },
+      },
+    },
+    async (request, reply) => {
+      refuseCrossSite(request, deps.config.publicUrl);
+      reply.header('cache-control', 'no-store');
+      const result = await decideConsent(wallet, request.params.id, request.body);
+      return result.redirectTo ? { redirect_to: result.redirectTo } : { next: 'done' };
     },
   );
 };

@@ -10,7 +10,7 @@ import { hashSecret } from '../keys/secrets.ts';
 import { loginCodeEmail } from '../mail/login-code-email.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
-import type { UserIdentity } from '../users/user-repository.ts';
+import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import type { UserDeps } from '../users/user-service.ts';
 import { type AuthorizationRequest, authorizationResponse, issueAuthorizationCode } from './authorization.ts';
 import {
@@ -49,37 +49,55 @@ export const SESSION_TTL_MS = 7 * 24 * 3600_000;
 const MAX_CODES_SENT = 5;
 
 const clock = (deps: InteractionDeps) => (deps.now ? deps.now() : new Date());
-const gone = () =>
+export const gone = () =>
   new CofferError('not_found', 'This log-in has expired or is unknown; start again from the app.');
 
-export async function startLoginInteraction(
-  deps: InteractionDeps,
-  request: AuthorizationRequest,
-): Promise<string> {
+/** What a new interaction starts with: who asks, what for, and who may already be known. */
+export interface NewInteraction {
+  kind: 'login' | 'consent';
+  clientId: number | null;
+  /** The validated request, as JSON. */
+  params: string;
+  /** A consent started within a live session: the identity that session proved. */
+  identity?: { wallet: string | null; emailIndex: string | null; userId: number } | undefined;
+}
+
+export async function startInteraction(deps: InteractionDeps, input: NewInteraction): Promise<string> {
   const id = randomBytes(24).toString('base64url');
   const now = clock(deps);
   await insertInteraction(deps.db, {
     id,
-    kind: 'login',
-    client_id: request.clientId,
-    params: JSON.stringify(request),
+    kind: input.kind,
+    client_id: input.clientId,
+    params: input.params,
     csrf_token: randomBytes(24).toString('base64url'),
     siwe_nonce: newSiweNonce(),
     otp_hash: null,
     otp_email_sealed: null,
     otp_expires_at: null,
     otp_attempts: 0,
-    user_id: null,
+    user_id: input.identity?.userId ?? null,
     login_type: null,
     auth_time: null,
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + INTERACTION_TTL_MS).toISOString(),
     finished_at: null,
+    identity_wallet: input.identity?.wallet ?? null,
+    identity_email_index: input.identity?.emailIndex ?? null,
   });
   return id;
 }
 
-async function liveInteraction(deps: InteractionDeps, id: string): Promise<InteractionRow> {
+export function startLoginInteraction(deps: InteractionDeps, request: AuthorizationRequest): Promise<string> {
+  return startInteraction(deps, {
+    kind: 'login',
+    clientId: request.clientId,
+    params: JSON.stringify(request),
+  });
+}
+
+/** An interaction that can still be used; anything else is "gone" (404) to the person. */
+export async function liveInteraction(deps: InteractionDeps, id: string): Promise<InteractionRow> {
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) throw gone();
   const row = await findInteraction(deps.db, id);
   if (!row || row.finished_at !== null || row.expires_at <= clock(deps).toISOString()) throw gone();
@@ -102,33 +120,65 @@ function siweChallengeOf(deps: InteractionDeps, row: InteractionRow): SiweChalle
 export interface InteractionView {
   id: string;
   kind: 'login' | 'consent';
-  client: { client_id: number; name: string; privacy_link: string | null };
+  /** Who asks: the client, or for a consent the verifier (client_id null when it is not a client). */
+  client: { client_id: number | null; name: string; privacy_link: string | null };
   methods: Array<'wallet' | 'email'>;
   siwe: SiweChallenge;
   csrf_token: string;
   email_code_sent: boolean;
+  /** For a consent: whether the person has proved who they are in it. */
+  logged_in: boolean;
+}
+
+/** What a consent interaction keeps in `params` that the log-in part needs to show. */
+interface ConsentDisplay {
+  verifier: { name: string; privacyLink: string | null };
+}
+
+async function askerOf(deps: InteractionDeps, row: InteractionRow): Promise<InteractionView['client']> {
+  if (row.kind === 'consent') {
+    const { verifier } = JSON.parse(row.params) as ConsentDisplay;
+    return { client_id: row.client_id, name: verifier.name, privacy_link: verifier.privacyLink };
+  }
+  const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
+  if (!client) throw gone();
+  return { client_id: client.client_id, name: client.name, privacy_link: client.privacy_link };
 }
 
 export async function describeInteraction(deps: InteractionDeps, id: string): Promise<InteractionView> {
   const row = await liveInteraction(deps, id);
-  const client = await findClient(deps.db, row.client_id);
-  if (!client) throw gone();
   return {
     id: row.id,
     kind: row.kind,
-    client: { client_id: client.client_id, name: client.name, privacy_link: client.privacy_link },
+    client: await askerOf(deps, row),
     methods: ['wallet', 'email'],
     siwe: siweChallengeOf(deps, row),
     csrf_token: row.csrf_token,
     email_code_sent: row.otp_hash !== null,
+    logged_in: row.identity_wallet !== null || row.identity_email_index !== null,
   };
 }
 
 export interface FinishedLogin {
-  redirectTo: string;
-  /** The session cookie's value; only its hash is stored. */
-  sessionId: string;
+  /** Where the browser goes: back to the client with a code. Absent when the consent comes next. */
+  redirectTo?: string;
+  next?: 'consent';
+  /** The session cookie's value; only its hash is stored. Absent when no account was found. */
+  sessionId?: string;
   sessionMaxAgeSeconds: number;
+}
+
+async function startSession(deps: InteractionDeps, user: UserIdentity, loginType: string, authTime: number) {
+  const sessionId = randomBytes(32).toString('base64url');
+  await insertSession(deps.db, {
+    id_hash: hashSecret(sessionId),
+    user_id: user.user_id,
+    tenant_id: user.tenant_id,
+    login_type: loginType,
+    auth_time: authTime,
+    expires_at: new Date(clock(deps).getTime() + SESSION_TTL_MS).toISOString(),
+  });
+  return sessionId;
 }
 
 /** The person is known: remember them (single sign-on), answer the client with a code. */
@@ -138,8 +188,7 @@ async function finishLogin(
   user: UserIdentity,
   loginType: 'email' | 'wallet',
 ): Promise<FinishedLogin> {
-  const now = clock(deps);
-  const authTime = Math.floor(now.getTime() / 1000);
+  const authTime = Math.floor(clock(deps).getTime() / 1000);
   if (
     !(await finishInteraction(deps.db, row.id, {
       user_id: user.user_id,
@@ -150,15 +199,7 @@ async function finishLogin(
     throw gone();
   }
   const request = JSON.parse(row.params) as AuthorizationRequest;
-  const sessionId = randomBytes(32).toString('base64url');
-  await insertSession(deps.db, {
-    id_hash: hashSecret(sessionId),
-    user_id: user.user_id,
-    tenant_id: user.tenant_id,
-    login_type: loginType,
-    auth_time: authTime,
-    expires_at: new Date(now.getTime() + SESSION_TTL_MS).toISOString(),
-  });
+  const sessionId = await startSession(deps, user, loginType, authTime);
   const code = await issueAuthorizationCode(deps.db, request, user, { loginType, authTime }, authTime);
   return {
     redirectTo: authorizationResponse(request, deps.config.publicUrl, { code }),
@@ -167,8 +208,45 @@ async function finishLogin(
   };
 }
 
+/** What a person proved in a log-in step. */
+export type ProvenIdentity =
+  | { wallet: string; emailIndex?: undefined }
+  | { emailIndex: string; wallet?: undefined };
+
+/**
+ * In a consent, the wallet belongs to the person, not to a tenant (DESIGN.md, Hosted wallet):
+ * the proven wallet address or e-mail is kept on the interaction, and the consent that follows
+ * offers the credentials of every account with it. Nobody is signed up here; a session starts
+ * for the first such account, so the next request of any verifier needs no log-in.
+ */
+async function continueToConsent(
+  deps: InteractionDeps,
+  row: InteractionRow,
+  identity: ProvenIdentity,
+  loginType: 'email' | 'wallet',
+): Promise<FinishedLogin> {
+  const authTime = Math.floor(clock(deps).getTime() / 1000);
+  const [account] = await findAccountsOfIdentity(deps.db, identity);
+  await updateInteraction(deps.db, row.id, {
+    identity_wallet: identity.wallet ?? null,
+    identity_email_index: identity.emailIndex ?? null,
+    user_id: account?.user_id ?? null,
+    login_type: loginType,
+    auth_time: authTime,
+  });
+  const sessionId = account ? await startSession(deps, account, loginType, authTime) : undefined;
+  return {
+    next: 'consent',
+    ...(sessionId ? { sessionId } : {}),
+    sessionMaxAgeSeconds: SESSION_TTL_MS / 1000,
+  };
+}
+
 /** The tenant a client's users belong to: the client itself (a sub-client is its own tenant). */
-const tenantOfClient = (row: InteractionRow) => row.client_id;
+function tenantOfClient(row: InteractionRow): number {
+  if (row.client_id === null) throw gone();
+  return row.client_id;
+}
 
 export async function logInWithSiwe(
   deps: InteractionDeps,
@@ -189,6 +267,8 @@ export async function logInWithSiwe(
       now: clock(deps),
     },
   });
+  if (row.kind === 'consent')
+    return continueToConsent(deps, row, { wallet: address.toLowerCase() }, 'wallet');
   const user = await logInWithWallet(deps.users, tenantOfClient(row), address, chainId);
   return finishLogin(deps, row, user, 'wallet');
 }
@@ -213,9 +293,9 @@ export async function sendEmailCode(
   await deps.limiter.hit(`login:email-to:${deps.users.emailIndex(email)}`, 10, 3600);
   if (row.otp_attempts >= 5) throw locked();
 
-  const client = await findClient(deps.db, row.client_id);
-  if (!client) throw gone();
-  if (client.recaptcha_enabled === 1 && client.recaptcha_key_sealed) {
+  const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
+  if (!client && row.kind === 'login') throw gone();
+  if (client && client.recaptcha_enabled === 1 && client.recaptcha_key_sealed) {
     await verifyRecaptcha({
       secret: deps.cipher.decrypt(client.recaptcha_key_sealed, `clients/${client.client_id}/recaptcha_key`),
       token: body.recaptcha_token ?? '',
@@ -232,8 +312,10 @@ export async function sendEmailCode(
     otp_email_sealed: deps.cipher.encrypt(email, `interactions/${id}/email`),
     otp_expires_at: new Date(clock(deps).getTime() + ONE_TIME_CODE_TTL_MS).toISOString(),
   });
-  const from = client.from_email_address ?? `no-reply@${new URL(deps.config.publicUrl).hostname}`;
-  await deps.mailer.send(loginCodeEmail({ code, tenantName: client.name, from, to: email }));
+  const host = new URL(deps.config.publicUrl).hostname;
+  const from = client?.from_email_address ?? `no-reply@${host}`;
+  const tenantName = row.kind === 'consent' ? `your wallet at ${host}` : client!.name;
+  await deps.mailer.send(loginCodeEmail({ code, tenantName, from, to: email }));
   deps.logCodesAt?.debug({ interaction: id, code }, 'one-time code written to the outbox');
 }
 
@@ -269,6 +351,9 @@ export async function verifyEmailCode(
     throw new CofferError('invalid_request', `The code is wrong; ${5 - attempts} tries left.`);
   }
   const email = deps.cipher.decrypt(row.otp_email_sealed, `interactions/${id}/email`);
+  if (row.kind === 'consent') {
+    return continueToConsent(deps, row, { emailIndex: deps.users.emailIndex(email) }, 'email');
+  }
   const user = await logInWithEmail(deps.users, tenantOfClient(row), email);
   return finishLogin(deps, row, user, 'email');
 }

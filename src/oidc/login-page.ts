@@ -23,7 +23,7 @@ export function escapeHtml(value: string): string {
  * JSON that is safe inside a <script> element: "</script>" or "<!--" in a value cannot end the
  * element early, and U+2028/2029 cannot break older parsers.
  */
-function jsonForScript(value: unknown): string {
+export function jsonForScript(value: unknown): string {
   return JSON.stringify(value).replace(
     /[<>&\u2028\u2029]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
@@ -196,13 +196,16 @@ async function post(path, body) {
   return { status: response.status, body: answer };
 }
 
-// A finished interaction names where to go next; "next" means the same page now shows consent.
+// A finished interaction names where to go next; "consent" means the same page now shows the
+// consent, "done" that the verifier was answered and asked for nothing more.
 function follow(answer) {
   if (answer && typeof answer.redirect_to === 'string') {
-    showStatus('Logged in; taking you back…');
+    showStatus('Done; taking you back…');
     window.location.assign(answer.redirect_to);
-  } else if (answer && answer.next) {
+  } else if (answer && answer.next === 'consent') {
     window.location.reload();
+  } else if (answer && answer.next === 'done') {
+    showStatus('Done. You can close this page.');
   } else {
     showError('The server gave an answer this page does not understand; please try again.');
   }
@@ -296,7 +299,7 @@ export const LOGIN_PAGE_SCRIPT = `(function () {\n'use strict';\n${SIWE_MESSAGE_
 
 // The alert and status regions stay in the accessibility tree while empty (never display: none),
 // so that screen readers announce text put into them later.
-const STYLE = `
+export const STYLE = `
 :root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; line-height: 1.5; }
 body { margin: 0; background: #f4f5f7; color: #1a1a1a; }
 main { max-width: 28rem; margin: 2rem auto; padding: 1.5rem; background: #fff; border-radius: 8px; }
@@ -316,7 +319,7 @@ a { color: #1d4ed8; }
 `;
 
 /** Only absolute http(s) links are rendered; anything else (javascript:, data:) is dropped. */
-function safeLink(url: string | undefined): string | undefined {
+export function safeLink(url: string | undefined): string | undefined {
   if (!url) return undefined;
   try {
     const parsed = new URL(url);
@@ -326,7 +329,7 @@ function safeLink(url: string | undefined): string | undefined {
   }
 }
 
-function page(input: { title: string; cspNonce?: string | undefined; body: string }): string {
+export function page(input: { title: string; cspNonce?: string | undefined; body: string }): string {
   const style = input.cspNonce ? `<style nonce="${escapeHtml(input.cspNonce)}">${STYLE}</style>` : '';
   return `<!doctype html>
 <html lang="en">
@@ -360,13 +363,13 @@ export interface LoginPageInput {
   methods?: LoginMethod[] | undefined;
 }
 
-const WALLET_SECTION = `<section aria-labelledby="wallet-heading">
+export const WALLET_SECTION = `<section aria-labelledby="wallet-heading">
 <h2 id="wallet-heading">With an Ethereum wallet</h2>
 <p>Your wallet asks you to sign a message. Signing is free and sends no transaction.</p>
 <button type="button" id="wallet-button">Connect wallet</button>
 </section>`;
 
-const EMAIL_SECTION = `<section aria-labelledby="email-heading">
+export const EMAIL_SECTION = `<section aria-labelledby="email-heading">
 <h2 id="email-heading">With your e-mail address</h2>
 <form id="email-form">
 <label for="email">E-mail address</label>

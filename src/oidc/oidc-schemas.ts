@@ -60,6 +60,23 @@ export const EmailVerifyBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const ConsentBody = Type.Object(
+  {
+    decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
+    selections: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1, maxLength: 128 }),
+        Type.Union([
+          Type.String({ minLength: 1, maxLength: 2048 }),
+          Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 50 }),
+        ]),
+        { maxProperties: 50 },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const InteractionResult = Type.Object({
   redirect_to: Type.Optional(Type.String()),
   next: Type.Optional(Type.String()),

@@ -72,3 +72,41 @@ declare module 'jsonld' {
   };
   export default jsonld;
 }
+
+declare module '@digitalbazaar/ed25519-multikey' {
+  export interface Ed25519KeyPair {
+    id?: string;
+    controller?: string;
+    signer(): { id: string; algorithm: string; sign(args: { data: Uint8Array }): Promise<Uint8Array> };
+  }
+  export function fromJwk(args: {
+    jwk: Record<string, unknown>;
+    secretKey?: boolean;
+    id?: string;
+    controller?: string;
+  }): Promise<Ed25519KeyPair>;
+}
+
+declare module '@digitalbazaar/eddsa-rdfc-2022-cryptosuite' {
+  export const cryptosuite: object;
+}
+
+declare module '@digitalbazaar/data-integrity' {
+  export class DataIntegrityProof {
+    constructor(options: { signer?: object; cryptosuite: object; date?: Date | string });
+  }
+}
+
+declare module 'jsonld-signatures' {
+  class AuthenticationProofPurpose {
+    constructor(options: { challenge: string; domain?: string });
+  }
+  const jsigs: {
+    sign<T extends object>(
+      document: T,
+      options: { suite: object; purpose: object; documentLoader: (url: string) => Promise<unknown> },
+    ): Promise<T & { proof: Record<string, unknown> }>;
+    purposes: { AuthenticationProofPurpose: typeof AuthenticationProofPurpose };
+  };
+  export default jsigs;
+}

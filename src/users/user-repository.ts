@@ -95,3 +95,26 @@ export async function findUsersByWalletInTenantsOf(
     .limit(2)
     .execute();
 }
+
+/**
+ * Every account of a person who proved a wallet address or an e-mail address, in any tenant:
+ * the hosted wallet belongs to the person (DESIGN.md, Hosted wallet). Oldest first.
+ */
+export async function findAccountsOfIdentity(
+  db: Kysely<Database>,
+  identity: { wallet?: string | null | undefined; emailIndex?: string | null | undefined },
+): Promise<UserIdentity[]> {
+  if (!identity.wallet && !identity.emailIndex) return [];
+  return db
+    .selectFrom('users')
+    .select(IDENTITY)
+    .where((eb) =>
+      eb.or([
+        ...(identity.wallet ? [eb('wallet_address', '=', identity.wallet)] : []),
+        ...(identity.emailIndex ? [eb('email_index', '=', identity.emailIndex)] : []),
+      ]),
+    )
+    .orderBy('user_id')
+    .limit(50)
+    .execute();
+}

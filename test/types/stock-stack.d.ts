@@ -6,5 +6,3 @@ declare module '@digitalbazaar/bbs-2023-cryptosuite';
 declare module '@digitalbazaar/security-document-loader';
 declare module '@digitalbazaar/did-io';
 declare module '@digitalbazaar/did-method-key';
-declare module '@digitalbazaar/data-integrity';
-declare module 'jsonld-signatures';

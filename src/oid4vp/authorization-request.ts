@@ -1,0 +1,410 @@
+import type { X509Certificate } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { DcqlQuery } from 'dcql';
+import type { JWK, JWTPayload } from 'jose';
+import { Compile } from 'typebox/compile';
+import { checkOutboundTarget, type OutboundClient, OutboundError } from '../http/outbound.ts';
+import { type ClientIdentifier, parseClientIdentifier } from './client-identifier.ts';
+import { invalidRequest, Oid4vpError } from './oid4vp-errors.ts';
+import { AuthorizationParameters, ClientMetadata } from './oid4vp-schemas.ts';
+import {
+  checkRequestObjectClaims,
+  type VerifierCertificate,
+  verifyRegisteredRequestObject,
+  verifyX509HashRequestObject,
+} from './request-object.ts';
+import { chooseEncryption } from './response-encryption.ts';
+
+export type ResponseMode = 'fragment' | 'direct_post' | 'direct_post.jwt';
+const RESPONSE_MODES: ResponseMode[] = ['fragment', 'direct_post', 'direct_post.jwt'];
+
+/** Who asks: what the consent page shows and what the presentation is bound to. */
+export interface Verifier {
+  /** The full client identifier, prefix included: the presentation's `domain`. */
+  clientId: string;
+  kind: ClientIdentifier['prefix'];
+  /** The registered name; for other verifiers the certificate subject or the redirect URI's host. */
+  name: string;
+  registeredClientId: number | null;
+  certificate: VerifierCertificate | null;
+  privacyLink: string | null;
+}
+
+/** A request that passed every check, as the consent and the response need it. */
+export interface PresentationRequest {
+  verifier: Verifier;
+  responseMode: ResponseMode;
+  /** redirect_uri for fragment, response_uri for direct_post and direct_post.jwt. */
+  target: string;
+  nonce: string;
+  state: string | null;
+  dcqlQuery: DcqlQuery.Output;
+  metadata: ClientMetadata;
+}
+
+/** Where an error may go back to the verifier; null until the verifier and its target are trusted. */
+export interface ErrorReturn {
+  responseMode: ResponseMode;
+  target: string;
+  state: string | null;
+}
+
+export type RequestOutcome =
+  | { ok: true; request: PresentationRequest }
+  | { ok: false; error: Oid4vpError; returnTo: ErrorReturn | null };
+
+export interface RegisteredVerifier {
+  clientId: number;
+  name: string;
+  /** Exact-match URIs the verifier may receive responses at (redirect and response URIs). */
+  responseUris: string[];
+  metadata: ClientMetadata | null;
+  privacyLink: string | null;
+}
+
+export interface AuthorizationRequestDeps {
+  findVerifier(clientId: number): Promise<RegisteredVerifier | undefined>;
+  outbound: OutboundClient;
+  allowPrivateTargets: boolean;
+  trustAnchors: X509Certificate[];
+  /** Accepted `aud` values of request objects (§5.8: https://self-issued.me/v2, or this wallet). */
+  walletAudiences: string[];
+  now: () => Date;
+}
+
+/** The `aud` of request objects under static discovery (§5.8). */
+export const SELF_ISSUED_AUDIENCE = 'https://self-issued.me/v2';
+
+const checkParameters = Compile(AuthorizationParameters);
+const checkMetadata = Compile(ClientMetadata);
+const REQUEST_OBJECT_TYPE = 'application/oauth-authz-req+jwt';
+
+/** The query as single text values; a parameter given twice is ambiguous and refused (RFC 6749 §3.1). */
+function textParameters(query: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (typeof value !== 'string')
+      throw invalidRequest(`the parameter ${name.slice(0, 64)} is given more than once`);
+    out[name] = value;
+  }
+  return out;
+}
+
+function jsonMember(params: Record<string, unknown>, name: string): unknown {
+  const value = params[name];
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw invalidRequest(`${name} is not valid JSON`);
+  }
+}
+
+/** Fetches a request object from request_uri (RFC 9101 §5.2; with `post`, OpenID4VP §5.10). */
+async function fetchRequestObject(
+  params: Record<string, string>,
+  deps: AuthorizationRequestDeps,
+): Promise<{ jwt: string; walletNonce?: string }> {
+  const method = params['request_uri_method'] ?? 'get';
+  if (method !== 'get' && method !== 'post') {
+    throw new Oid4vpError('invalid_request_uri_method', 'request_uri_method must be get or post');
+  }
+  const url = params['request_uri']!;
+  const walletNonce = method === 'post' ? randomBytes(16).toString('base64url') : undefined;
+  let response: Awaited<ReturnType<OutboundClient>>;
+  try {
+    response = await deps.outbound(
+      method === 'post'
+        ? {
+            method: 'POST',
+            url,
+            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: REQUEST_OBJECT_TYPE },
+            body: new URLSearchParams({
+              wallet_nonce: walletNonce!,
+              wallet_metadata: JSON.stringify(WALLET_METADATA),
+            }).toString(),
+          }
+        : { method: 'GET', url, headers: { accept: REQUEST_OBJECT_TYPE } },
+    );
+  } catch (error) {
+    if (error instanceof OutboundError) {
+      throw new Oid4vpError(
+        'invalid_request_uri',
+        `the request object could not be fetched: ${error.message}`,
+      );
+    }
+    throw error;
+  }
+  if (response.status !== 200) {
+    throw new Oid4vpError('invalid_request_uri', `the request_uri answered HTTP ${response.status}`);
+  }
+  const jwt = response.body.trim();
+  return walletNonce ? { jwt, walletNonce } : { jwt };
+}
+
+/** What this wallet supports, sent with request_uri_method=post (§10). */
+export const WALLET_METADATA = {
+  vp_formats_supported: {
+    ldp_vc: {
+      proof_type_values: ['DataIntegrityProof'],
+      cryptosuite_values: ['bbs-2023', 'eddsa-rdfc-2022'],
+    },
+  },
+  client_id_prefixes_supported: ['pre-registered', 'x509_hash', 'redirect_uri'],
+  response_modes_supported: RESPONSE_MODES,
+  request_object_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'EdDSA', 'PS256', 'RS256'],
+  authorization_encryption_alg_values_supported: [
+    'ECDH-ES',
+    'ECDH-ES+A128KW',
+    'ECDH-ES+A256KW',
+    'RSA-OAEP-256',
+  ],
+  authorization_encryption_enc_values_supported: [
+    'A128GCM',
+    'A192GCM',
+    'A256GCM',
+    'A128CBC-HS256',
+    'A256CBC-HS512',
+  ],
+};
+
+const JWT_CLAIMS = ['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'wallet_nonce'];
+const withoutJwtClaims = (payload: JWTPayload) =>
+  Object.fromEntries(Object.entries(payload).filter(([name]) => !JWT_CLAIMS.includes(name)));
+
+interface Authenticated {
+  id: ClientIdentifier;
+  registered: RegisteredVerifier | undefined;
+  certificate: VerifierCertificate | null;
+  params: Record<string, unknown>;
+}
+
+/** Steps 1–3: who the verifier is, and the parameters it (provably) sent. */
+async function authenticate(
+  query: Record<string, string>,
+  deps: AuthorizationRequestDeps,
+): Promise<Authenticated> {
+  const id = parseClientIdentifier(query['client_id']);
+  const registered = id.prefix === 'pre-registered' ? await deps.findVerifier(id.registeredId) : undefined;
+  if (id.prefix === 'pre-registered' && !registered) {
+    throw new Oid4vpError('invalid_client', `${id.clientId} is not a verifier registered with this wallet`);
+  }
+  if (query['request'] !== undefined && query['request_uri'] !== undefined) {
+    throw invalidRequest('request and request_uri cannot both be given');
+  }
+  if (query['request_uri_method'] !== undefined && query['request_uri'] === undefined) {
+    throw invalidRequest('request_uri_method is only allowed with request_uri');
+  }
+  const byReference = query['request_uri'] !== undefined;
+  if (query['request'] === undefined && !byReference) {
+    if (id.prefix === 'x509_hash') {
+      throw invalidRequest(
+        'an x509_hash verifier must send a signed request object (request or request_uri)',
+      );
+    }
+    return { id, registered, certificate: null, params: query };
+  }
+  if (id.prefix === 'redirect_uri') {
+    throw invalidRequest(
+      'a redirect_uri verifier cannot send signed requests (§5.9.3); send the parameters unsigned',
+    );
+  }
+  const { jwt, walletNonce } = byReference
+    ? await fetchRequestObject(query, deps)
+    : { jwt: query['request']! };
+  const now = deps.now();
+  let payload: JWTPayload;
+  let certificate: VerifierCertificate | null = null;
+  if (id.prefix === 'x509_hash') {
+    ({ payload, certificate } = await verifyX509HashRequestObject(jwt, id.hash, {
+      now,
+      trustAnchors: deps.trustAnchors,
+    }));
+  } else {
+    const keys = (registered!.metadata?.jwks?.keys ?? []) as JWK[];
+    payload = await verifyRegisteredRequestObject(jwt, keys, now);
+  }
+  checkRequestObjectClaims(payload, {
+    clientId: id.clientId,
+    audiences: deps.walletAudiences,
+    now,
+    ...(walletNonce ? { walletNonce } : {}),
+  });
+  return { id, registered, certificate, params: withoutJwtClaims(payload) };
+}
+
+/** Step 4: where the answer goes; once this holds, errors can go back to the verifier. */
+function responseTarget(auth: Authenticated, deps: AuthorizationRequestDeps): ErrorReturn {
+  const p = auth.params;
+  const mode = p['response_mode'];
+  if (typeof mode !== 'string' || !RESPONSE_MODES.includes(mode as ResponseMode)) {
+    throw invalidRequest('response_mode must be fragment, direct_post or direct_post.jwt');
+  }
+  const responseMode = mode as ResponseMode;
+  const state = p['state'];
+  if (state !== undefined && (typeof state !== 'string' || !/^[A-Za-z0-9._~-]{1,2048}$/.test(state))) {
+    throw invalidRequest('state must consist of URL-safe characters');
+  }
+  const direct = responseMode !== 'fragment';
+  const [wanted, unwanted] = direct ? ['response_uri', 'redirect_uri'] : ['redirect_uri', 'response_uri'];
+  let target = p[wanted!] as unknown;
+  if (target === undefined && auth.id.prefix === 'redirect_uri') target = auth.id.uri;
+  if (typeof target !== 'string')
+    throw invalidRequest(`${wanted} is required with response_mode ${responseMode}`);
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw invalidRequest(`${wanted} is not an absolute URL`);
+  }
+  if (!['https:', 'http:'].includes(url.protocol) || url.hash || url.username) {
+    throw invalidRequest(`${wanted} must be an http(s) URL without fragment or credentials`);
+  }
+  if (direct) {
+    try {
+      checkOutboundTarget(target, deps.allowPrivateTargets);
+    } catch (error) {
+      throw invalidRequest(`${wanted} cannot be used: ${(error as Error).message}`);
+    }
+  }
+  if (auth.id.prefix === 'redirect_uri' && target !== auth.id.uri) {
+    throw invalidRequest(`${wanted} must be the URI the client_id names`);
+  }
+  if (auth.registered && !auth.registered.responseUris.includes(target)) {
+    throw invalidRequest(`${wanted} is not registered for this verifier`);
+  }
+  const returnTo = { responseMode, target, state: typeof state === 'string' ? state : null };
+  // The verifier and its target are known now; a wrong combination can be reported to it.
+  if (p[unwanted!] !== undefined) {
+    throw Object.assign(invalidRequest(`${unwanted} must not be sent with response_mode ${responseMode}`), {
+      returnTo,
+    });
+  }
+  return returnTo;
+}
+
+function supportsLdpVc(formats: Record<string, unknown> | undefined, holderBinding: boolean): boolean {
+  if (formats === undefined) return true;
+  const ldp = formats['ldp_vc'] as { proof_type_values?: unknown; cryptosuite_values?: unknown } | undefined;
+  if (!ldp || typeof ldp !== 'object') return false;
+  const proofTypes = ldp.proof_type_values;
+  if (Array.isArray(proofTypes) && !proofTypes.includes('DataIntegrityProof')) return false;
+  const suites = ldp.cryptosuite_values;
+  if (Array.isArray(suites)) {
+    if (!suites.includes('bbs-2023')) return false;
+    if (holderBinding && !suites.includes('eddsa-rdfc-2022')) return false;
+  }
+  return true;
+}
+
+/** Step 5: the rest of the request, with the verifier known. */
+function checkRequest(auth: Authenticated, returnTo: ErrorReturn): PresentationRequest {
+  const p = auth.params;
+  if (!checkParameters.Check(p)) {
+    const [first] = checkParameters.Errors(p);
+    throw invalidRequest(
+      `${first?.instancePath.slice(1) || 'the request'} ${first?.message ?? 'is invalid'}`,
+    );
+  }
+  if (p['response_type'] !== 'vp_token') {
+    throw new Oid4vpError('unsupported_response_type', 'response_type must be vp_token');
+  }
+  if (p['transaction_data'] !== undefined) {
+    throw new Oid4vpError('invalid_transaction_data', 'this wallet does not support transaction_data');
+  }
+  if (typeof p['nonce'] !== 'string') throw invalidRequest('nonce is required');
+  if (p['dcql_query'] === undefined) {
+    if (p['scope'] !== undefined)
+      throw new Oid4vpError('invalid_scope', 'this wallet knows no scope aliases for DCQL queries');
+    throw invalidRequest('dcql_query is required');
+  }
+  if (p['scope'] !== undefined) throw invalidRequest('dcql_query and scope cannot both be given');
+
+  let metadata: ClientMetadata;
+  const sent = jsonMember(p, 'client_metadata');
+  if (auth.registered) {
+    if (sent !== undefined) {
+      throw new Oid4vpError(
+        'invalid_client',
+        'client_metadata must not be sent by a registered verifier; its metadata is registered',
+      );
+    }
+    metadata = auth.registered.metadata ?? {};
+  } else {
+    if (sent === undefined) throw invalidRequest('client_metadata (with vp_formats_supported) is required');
+    if (!checkMetadata.Check(sent)) {
+      const [first] = checkMetadata.Errors(sent);
+      throw invalidRequest(`client_metadata${first?.instancePath ?? ''} ${first?.message ?? 'is invalid'}`);
+    }
+    metadata = sent;
+    if (metadata.vp_formats_supported === undefined) {
+      throw invalidRequest('client_metadata.vp_formats_supported is required');
+    }
+  }
+
+  let dcqlQuery: DcqlQuery.Output;
+  try {
+    dcqlQuery = DcqlQuery.parse(jsonMember(p, 'dcql_query') as DcqlQuery.Input);
+    DcqlQuery.validate(dcqlQuery);
+  } catch (error) {
+    throw invalidRequest(
+      `dcql_query is not a valid DCQL query: ${String((error as Error).message).slice(0, 300)}`,
+    );
+  }
+  const ldpQueries = dcqlQuery.credentials.filter((q) => q.format === 'ldp_vc');
+  const holderBinding = ldpQueries.some((q) => q.require_cryptographic_holder_binding !== false);
+  if (
+    ldpQueries.length === 0 ||
+    !supportsLdpVc(metadata.vp_formats_supported as Record<string, unknown> | undefined, holderBinding)
+  ) {
+    throw new Oid4vpError(
+      'vp_formats_not_supported',
+      'this wallet presents ldp_vc credentials (DataIntegrityProof, bbs-2023, with an eddsa-rdfc-2022 presentation)',
+    );
+  }
+  if (returnTo.responseMode === 'direct_post.jwt' && !chooseEncryption(metadata)) {
+    throw invalidRequest(
+      'direct_post.jwt needs a key in client_metadata.jwks with an alg this wallet supports (ECDH-ES, ECDH-ES+A128KW/A192KW/A256KW, RSA-OAEP-256) and a supported enc',
+    );
+  }
+
+  return {
+    verifier: {
+      clientId: auth.id.clientId,
+      kind: auth.id.prefix,
+      name:
+        auth.registered?.name ??
+        auth.certificate?.subject ??
+        (auth.id.prefix === 'redirect_uri' ? new URL(returnTo.target).host : auth.id.clientId),
+      registeredClientId: auth.registered?.clientId ?? null,
+      certificate: auth.certificate,
+      privacyLink: auth.registered?.privacyLink ?? null,
+    },
+    responseMode: returnTo.responseMode,
+    target: returnTo.target,
+    nonce: p['nonce'],
+    state: returnTo.state,
+    dcqlQuery,
+    metadata,
+  };
+}
+
+/**
+ * Validates an OpenID4VP authorization request as the specification's wallet must (§5),
+ * telling apart errors that may go back to the verifier from those only the person may see.
+ */
+export async function resolveAuthorizationRequest(
+  query: Record<string, unknown>,
+  deps: AuthorizationRequestDeps,
+): Promise<RequestOutcome> {
+  let returnTo: ErrorReturn | null = null;
+  try {
+    const auth = await authenticate(textParameters(query), deps);
+    returnTo = responseTarget(auth, deps);
+    return { ok: true, request: checkRequest(auth, returnTo) };
+  } catch (error) {
+    if (!(error instanceof Oid4vpError)) throw error;
+    const early = (error as Oid4vpError & { returnTo?: ErrorReturn }).returnTo;
+    return { ok: false, error, returnTo: returnTo ?? early ?? null };
+  }
+}

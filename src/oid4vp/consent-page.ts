@@ -1,0 +1,184 @@
+import {
+  EMAIL_SECTION,
+  escapeHtml,
+  jsonForScript,
+  LOGIN_PAGE_SCRIPT,
+  page,
+  safeLink,
+  WALLET_SECTION,
+} from '../oidc/login-page.ts';
+import type { SiweChallenge } from '../oidc/siwe.ts';
+import type { describeConsent } from './wallet-service.ts';
+
+type Consent = Awaited<ReturnType<typeof describeConsent>>;
+
+/**
+ * The consent page of the hosted wallet: who asks (and how sure we are of it), exactly which
+ * claims, from which credential; the person picks a credential where several match, then
+ * shares or declines. It drives the same JSON endpoint headless clients use.
+ */
+const CONSENT_PAGE_JS = `
+(function () {
+'use strict';
+const data = JSON.parse(document.getElementById('login-data').textContent);
+const form = document.getElementById('consent-form');
+if (!form) return;
+const alertBox = document.getElementById('login-error');
+const statusBox = document.getElementById('login-status');
+let busy = false;
+async function decide(decision, button) {
+  if (busy) return;
+  busy = true;
+  button.setAttribute('aria-disabled', 'true');
+  alertBox.textContent = '';
+  statusBox.textContent = decision === 'approve' ? 'Preparing your presentation…' : 'Telling the verifier…';
+  const selections = {};
+  for (const input of form.querySelectorAll('input[data-query]:checked')) {
+    const query = input.getAttribute('data-query');
+    if (input.type === 'checkbox') (selections[query] = selections[query] || []).push(input.value);
+    else selections[query] = input.value;
+  }
+  try {
+    const response = await fetch('/interaction/' + encodeURIComponent(data.interactionId) + '/consent', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ decision: decision, selections: selections }),
+    });
+    const answer = await response.json().catch(function () { return null; });
+    if (!response.ok) throw new Error((answer && answer.error_description) || 'The answer failed (HTTP ' + response.status + ').');
+    if (answer && typeof answer.redirect_to === 'string') {
+      statusBox.textContent = 'Done; taking you back…';
+      window.location.assign(answer.redirect_to);
+    } else {
+      statusBox.textContent = decision === 'approve' ? 'Shared. You can close this page.' : 'Declined. You can close this page.';
+      form.hidden = true;
+    }
+  } catch (error) {
+    statusBox.textContent = '';
+    alertBox.textContent = error.message;
+  } finally {
+    busy = false;
+    button.removeAttribute('aria-disabled');
+  }
+}
+form.addEventListener('submit', function (event) {
+  event.preventDefault();
+  decide('approve', document.getElementById('approve-button'));
+});
+document.getElementById('decline-button').addEventListener('click', function (event) {
+  decide('decline', event.currentTarget);
+});
+})();
+`;
+
+const CONSENT_STYLE = `
+fieldset { border: 1px solid #d0d4da; border-radius: 6px; margin: 1rem 0; padding: 0.75rem 1rem; }
+legend { font-weight: 600; padding: 0 0.25rem; }
+.candidate { display: flex; gap: 0.5rem; align-items: flex-start; margin: 0.5rem 0; }
+.candidate input { width: auto; margin-top: 0.35rem; }
+.candidate label { font-weight: normal; margin: 0; }
+dl { margin: 0.25rem 0 0; display: grid; grid-template-columns: max-content 1fr; gap: 0 0.75rem; }
+dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
+.verifier { background: #f4f5f7; padding: 0.75rem; border-radius: 6px; overflow-wrap: anywhere; }
+.warning { color: #92400e; font-weight: 600; }
+.actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
+.secondary { background: #fff; color: #1d4ed8; border: 2px solid #1d4ed8; }
+`;
+
+const pathText = (path: unknown[]) => path.map((p) => (p === null ? '*' : String(p))).join(' › ');
+const valueText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+function verifierSection(consent: Consent): string {
+  const v = consent.verifier;
+  const lines = [`<p><strong>${escapeHtml(v.name)}</strong> asks to see some of your credentials.</p>`];
+  if (v.certificate) {
+    lines.push(`<p>Identified by certificate<br>Subject: ${escapeHtml(v.certificate.subject)}<br>
+SHA-256 fingerprint: <code>${escapeHtml(v.certificate.fingerprint)}</code></p>`);
+    if (!v.certificate.trusted) {
+      lines.push(
+        '<p class="warning">Unverified: this certificate does not chain to an authority this wallet trusts. Share only if you know who this is.</p>',
+      );
+    }
+  } else if (v.kind === 'redirect_uri') {
+    lines.push(
+      `<p class="warning">Unverified: this verifier is known only by its address, ${escapeHtml(v.client_id.slice('redirect_uri:'.length))}.</p>`,
+    );
+  } else {
+    lines.push('<p>A verifier registered with this wallet.</p>');
+  }
+  return `<section aria-labelledby="verifier-heading" class="verifier"><h2 id="verifier-heading">Who asks</h2>${lines.join('\n')}</section>`;
+}
+
+function requestFieldset(request: Consent['requests'][number]): string {
+  const asked = request.claims.length
+    ? `<p>Asks for: ${request.claims.map((c) => escapeHtml(pathText(c))).join(', ')}.</p>`
+    : '<p>Asks for the credential itself, no particular claim.</p>';
+  if (request.candidates.length === 0) {
+    return `<fieldset><legend>${escapeHtml(request.id)}</legend>${asked}<p>None of your credentials matches.</p></fieldset>`;
+  }
+  const type = request.multiple ? 'checkbox' : 'radio';
+  const options = request.candidates
+    .map((candidate, i) => {
+      const inputId = `choice-${escapeHtml(request.id)}-${i}`;
+      const claims = candidate.claims
+        .map(
+          (claim) =>
+            `<dt>${escapeHtml(pathText(claim.path))}</dt><dd>${escapeHtml(claim.values.map(valueText).join(', '))}</dd>`,
+        )
+        .join('');
+      return `<div class="candidate">
+<input type="${type}" id="${inputId}" name="q-${escapeHtml(request.id)}" value="${escapeHtml(candidate.credential_id)}" data-query="${escapeHtml(request.id)}"${i === 0 ? ' checked' : ''}>
+<label for="${inputId}">${escapeHtml(candidate.types.join(', ') || 'Credential')} from ${escapeHtml(candidate.issuer)}
+<dl>${claims || '<dt>Shared</dt><dd>only what the issuer always discloses</dd>'}</dl></label>
+</div>`;
+    })
+    .join('\n');
+  return `<fieldset><legend>${escapeHtml(request.id)}</legend>${asked}${options}</fieldset>`;
+}
+
+export interface ConsentPageInput {
+  interactionId: string;
+  csrfToken: string;
+  siwe: SiweChallenge;
+  cspNonce: string;
+  loggedIn: boolean;
+  consent: Consent;
+  privacyLink?: string | null | undefined;
+}
+
+export function renderConsentPage(input: ConsentPageInput): string {
+  const nonce = escapeHtml(input.cspNonce);
+  const { consent } = input;
+  const data = { interactionId: input.interactionId, csrfToken: input.csrfToken, siwe: input.siwe };
+  let main: string;
+  if (!input.loggedIn) {
+    main = `<p>Log in to your wallet to see which of your credentials match.</p>${WALLET_SECTION}${EMAIL_SECTION}`;
+  } else {
+    const requests = consent.requests.map(requestFieldset).join('\n');
+    const share = consent.satisfiable
+      ? '<button type="submit" id="approve-button">Share</button>'
+      : `<p>You cannot answer this request: ${escapeHtml(consent.unsatisfiable_reason ?? 'no credential matches')}.</p>`;
+    main = `<form id="consent-form">
+<h2>What will be shared</h2>
+<p>Only the claims listed are disclosed, with the credential's issuer and validity.</p>
+${requests}
+<div class="actions">${share}<button type="button" id="decline-button" class="secondary">${consent.satisfiable ? 'Decline' : 'Tell the verifier'}</button></div>
+</form>`;
+  }
+  const privacy = safeLink(input.privacyLink ?? undefined);
+  const body = `<main>
+<h1>Share credentials with ${escapeHtml(consent.verifier.name)}?</h1>
+<div id="login-error" class="error" role="alert" aria-live="assertive"></div>
+<div id="login-status" class="status" role="status" aria-live="polite"></div>
+<noscript><p class="error">This page needs JavaScript.</p></noscript>
+${verifierSection(consent)}
+${main}
+</main>
+${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escapeHtml(consent.verifier.name)}</a></footer>` : ''}
+<style nonce="${nonce}">${CONSENT_STYLE}</style>
+<script type="application/json" id="login-data" nonce="${nonce}">${jsonForScript(data)}</script>
+<script nonce="${nonce}">${LOGIN_PAGE_SCRIPT}</script>
+<script nonce="${nonce}">${CONSENT_PAGE_JS}</script>`;
+  return page({ title: `Share credentials – ${consent.verifier.name}`, cspNonce: input.cspNonce, body });
+}

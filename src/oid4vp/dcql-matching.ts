@@ -1,0 +1,204 @@
+import { DcqlQuery } from 'dcql';
+
+/**
+ * DCQL evaluation (§6) for `ldp_vc` credentials. The dcql package decides which credentials
+ * match a Credential Query (types, claim values, claim sets); this module turns its answer into
+ * what a disclosure needs (the JSON pointers of the selected claims) and what the person chooses
+ * between (candidates per query, options per credential set).
+ */
+
+/** A stored credential as the matcher sees it. */
+export interface HeldCredential {
+  /** The credential's `id`. */
+  id: string;
+  document: Record<string, unknown>;
+  /** The credential's `type` values expanded to IRIs by its JSON-LD contexts. */
+  expandedTypes: string[];
+}
+
+export interface ClaimSelection {
+  /** The DCQL claims path pointer as requested. */
+  path: Array<string | number | null>;
+  /** The concrete JSON pointers it resolves to in this credential (several where the path has nulls). */
+  pointers: string[];
+  values: unknown[];
+}
+
+export interface Candidate {
+  credentialIndex: number;
+  credentialId: string;
+  claims: ClaimSelection[];
+}
+
+export interface QueryMatch {
+  queryId: string;
+  multiple: boolean;
+  holderBinding: boolean;
+  candidates: Candidate[];
+}
+
+export interface CredentialSetMatch {
+  required: boolean;
+  options: string[][];
+}
+
+export interface DcqlEvaluation {
+  queries: QueryMatch[];
+  credentialSets: CredentialSetMatch[] | null;
+}
+
+const escapeToken = (token: string | number) => String(token).replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** Claims path pointer processing for JSON (§7.1), yielding JSON pointers and values. */
+export function resolveClaimsPath(
+  root: unknown,
+  path: Array<string | number | null>,
+): { pointers: string[]; values: unknown[] } {
+  let selection: Array<{ pointer: string; value: unknown }> = [{ pointer: '', value: root }];
+  for (const component of path) {
+    const next: typeof selection = [];
+    for (const { pointer, value } of selection) {
+      if (component === null) {
+        if (!Array.isArray(value)) return { pointers: [], values: [] };
+        value.forEach((item, i) => {
+          next.push({ pointer: `${pointer}/${i}`, value: item });
+        });
+      } else if (typeof component === 'number') {
+        if (!Array.isArray(value)) return { pointers: [], values: [] };
+        if (component < value.length)
+          next.push({ pointer: `${pointer}/${component}`, value: value[component] });
+      } else {
+        if (value === null || typeof value !== 'object' || Array.isArray(value))
+          return { pointers: [], values: [] };
+        if (Object.hasOwn(value, component)) {
+          next.push({
+            pointer: `${pointer}/${escapeToken(component)}`,
+            value: (value as Record<string, unknown>)[component],
+          });
+        }
+      }
+    }
+    selection = next;
+  }
+  return { pointers: selection.map((s) => s.pointer), values: selection.map((s) => s.value) };
+}
+
+type ClaimsQuery = { id?: string; path: Array<string | number | null> };
+
+/** The claims to disclose for one credential: all listed claims, or the first satisfiable claim set. */
+function selectedClaims(
+  query: DcqlQuery.Output['credentials'][number],
+  result: { claims?: { valid_claim_sets?: Array<{ claim_set_index: number }> } },
+): ClaimsQuery[] {
+  const claims = (query.claims ?? []) as ClaimsQuery[];
+  if (!query.claim_sets) return claims;
+  const validSets = (result.claims?.valid_claim_sets ?? []).map((s) => s.claim_set_index);
+  if (validSets.length === 0) return [];
+  const chosen = query.claim_sets[Math.min(...validSets)]!;
+  return claims.filter((claim) => claim.id !== undefined && chosen.includes(claim.id));
+}
+
+export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): DcqlEvaluation {
+  const result = DcqlQuery.query(
+    query,
+    held.map((c) => ({
+      credential_format: 'ldp_vc' as const,
+      type: c.expandedTypes,
+      claims: c.document as Record<string, never>,
+      cryptographic_holder_binding: true,
+    })),
+  );
+  const matches = result.credential_matches as Record<
+    string,
+    { valid_credentials?: Array<{ input_credential_index: number; claims?: object }> }
+  >;
+  const queries = query.credentials.map((credentialQuery): QueryMatch => {
+    const valid =
+      credentialQuery.format === 'ldp_vc' ? (matches[credentialQuery.id]?.valid_credentials ?? []) : [];
+    return {
+      queryId: credentialQuery.id,
+      multiple: credentialQuery.multiple === true,
+      holderBinding: credentialQuery.require_cryptographic_holder_binding !== false,
+      candidates: valid.map((match) => {
+        const credential = held[match.input_credential_index]!;
+        return {
+          credentialIndex: match.input_credential_index,
+          credentialId: credential.id,
+          claims: selectedClaims(credentialQuery, match).map((claim) => ({
+            path: claim.path,
+            ...resolveClaimsPath(credential.document, claim.path),
+          })),
+        };
+      }),
+    };
+  });
+  const credentialSets =
+    query.credential_sets?.map((set) => ({ required: set.required !== false, options: set.options })) ?? null;
+  return { queries, credentialSets };
+}
+
+/** A choice of credentials, per DCQL query id. */
+export type Selections = Record<string, string | string[]>;
+
+export type Choice =
+  | { ok: true; chosen: Array<{ queryId: string; holderBinding: boolean; candidates: Candidate[] }> }
+  | { ok: false; reason: string };
+
+/**
+ * What the wallet returns (§6.4.2): every query without credential sets; otherwise, for each
+ * required set its first satisfiable option (or the one the person's selections name), and an
+ * optional set only when the person named one of its options. Where several credentials match,
+ * the person's selection decides, else the newest one.
+ */
+export function chooseCredentials(evaluation: DcqlEvaluation, selections: Selections = {}): Choice {
+  const byId = new Map(evaluation.queries.map((q) => [q.queryId, q]));
+  const satisfiable = (ids: string[]) => ids.every((id) => (byId.get(id)?.candidates.length ?? 0) > 0);
+  const named = (ids: string[]) => ids.every((id) => id in selections);
+
+  let queryIds: string[];
+  if (!evaluation.credentialSets) {
+    const missing = evaluation.queries.find((q) => q.candidates.length === 0);
+    if (missing) return { ok: false, reason: `no credential matches the request ${missing.queryId}` };
+    queryIds = evaluation.queries.map((q) => q.queryId);
+  } else {
+    queryIds = [];
+    for (const set of evaluation.credentialSets) {
+      const usable = set.options.filter(satisfiable);
+      const option = usable.find(named) ?? (set.required ? usable[0] : undefined);
+      if (set.required && !option) {
+        return {
+          ok: false,
+          reason: `no credentials satisfy a required set (${set.options.map((o) => o.join('+')).join(' or ')})`,
+        };
+      }
+      if (option) queryIds.push(...option);
+    }
+    queryIds = [...new Set(queryIds)];
+  }
+
+  const chosen = [];
+  for (const queryId of queryIds) {
+    const match = byId.get(queryId)!;
+    const wanted = selections[queryId];
+    let candidates: Candidate[];
+    if (wanted === undefined) {
+      candidates = [match.candidates[0]!];
+    } else {
+      const ids = Array.isArray(wanted) ? wanted : [wanted];
+      if (ids.length === 0 || (!match.multiple && ids.length > 1)) {
+        return {
+          ok: false,
+          reason: `request ${queryId} takes ${match.multiple ? 'one or more credentials' : 'one credential'}`,
+        };
+      }
+      candidates = [];
+      for (const id of new Set(ids)) {
+        const candidate = match.candidates.find((c) => c.credentialId === id);
+        if (!candidate) return { ok: false, reason: `credential ${id} does not match request ${queryId}` };
+        candidates.push(candidate);
+      }
+    }
+    chosen.push({ queryId, holderBinding: match.holderBinding, candidates });
+  }
+  return { ok: true, chosen };
+}

@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readCookie } from '../http/cookies.ts';
+import { hashSecret } from '../keys/secrets.ts';
+import { pageCsp, renderErrorPage } from '../oidc/login-page.ts';
+import { SESSION_COOKIE } from '../oidc/oidc-routes.ts';
+import { findLiveSession } from '../oidc/session-repository.ts';
+import { AuthorizeQuery } from './oid4vp-schemas.ts';
+import { startPresentation, type WalletDeps } from './wallet-service.ts';
+
+/** Endpoint 1 of the contract: the hosted wallet's OpenID4VP authorization endpoint. */
+export const oid4vpRoutes: FastifyPluginAsyncTypebox<WalletDeps> = async (app, deps) => {
+  app.get(
+    '/v1/oid4vp/authorize',
+    {
+      schema: {
+        tags: ['Hosted wallet (OpenID4VP 1.0)'],
+        summary:
+          'OpenID4VP authorization request: the person logs in, consents, and the verifier gets a vp_token',
+        description:
+          'Parameters by value, a signed request object in `request`, or by reference in `request_uri` (request_uri_method get or post). Client identifiers: a registered verifier, `x509_hash:<hash>` (signed requests only) or `redirect_uri:<uri>` (unsigned only). Answers with a redirect to the consent page, an error to the verifier by its response mode once it is authenticated, or an error page.',
+        querystring: AuthorizeQuery,
+      },
+      // Problems with the request are answered as OpenID4VP requires (to the verifier or as a page), not as JSON 400.
+      attachValidation: true,
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
+      const session = sessionId ? await findLiveSession(deps.db, hashSecret(sessionId)) : undefined;
+      const outcome = await startPresentation(deps, request.query as Record<string, unknown>, session);
+      if (outcome.kind === 'interaction') return reply.redirect(`/interaction/${outcome.interactionId}`, 303);
+      if (outcome.kind === 'redirect') return reply.redirect(outcome.url, 303);
+      const cspNonce = randomBytes(16).toString('base64');
+      reply.code(400).type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
+      return renderErrorPage({ title: outcome.title, message: outcome.message, cspNonce });
+    },
+  );
+};

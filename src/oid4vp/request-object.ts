@@ -1,0 +1,207 @@
+import { createHash, X509Certificate } from 'node:crypto';
+import {
+  decodeProtectedHeader,
+  importJWK,
+  type JWK,
+  type JWTPayload,
+  errors as joseErrors,
+  jwtVerify,
+} from 'jose';
+import { invalidRequest, invalidRequestObject } from './oid4vp-errors.ts';
+
+/**
+ * Request Objects (JAR, RFC 9101, as OpenID4VP §5 profiles it): `typ` oauth-authz-req+jwt, an
+ * asymmetric signature, an expiry, and a `client_id` equal to the one in the query.
+ */
+const SIGNING_ALGORITHMS = [
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'PS256',
+  'PS384',
+  'PS512',
+  'RS256',
+];
+const REQUEST_OBJECT_TYPE = 'oauth-authz-req+jwt';
+const CLOCK_SKEW_SECONDS = 60;
+const MAX_CHAIN = 10;
+
+export interface VerifierCertificate {
+  subject: string;
+  issuer: string;
+  /** SHA-256 of the DER certificate, hex pairs joined by colons, for people to compare. */
+  fingerprint: string;
+  notAfter: string;
+  /** True when the certificate chains to one of the configured trust anchors. */
+  trusted: boolean;
+}
+
+function protectedHeaderOf(jwt: string) {
+  if (jwt.split('.').length !== 3) {
+    throw invalidRequestObject('the request object must be a signed JWT (JWS compact serialization)');
+  }
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(jwt);
+  } catch {
+    throw invalidRequestObject('the request object header cannot be read');
+  }
+  if (header.typ !== REQUEST_OBJECT_TYPE) {
+    throw invalidRequestObject(`the request object must have typ ${REQUEST_OBJECT_TYPE}`);
+  }
+  if (typeof header.alg !== 'string' || !SIGNING_ALGORITHMS.includes(header.alg)) {
+    throw invalidRequestObject(`the request object algorithm ${String(header.alg)} is not accepted`);
+  }
+  return header as typeof header & { alg: string };
+}
+
+async function verifySignature(jwt: string, key: Parameters<typeof jwtVerify>[1], alg: string, now: Date) {
+  try {
+    const { payload } = await jwtVerify(jwt, key as never, {
+      typ: REQUEST_OBJECT_TYPE,
+      algorithms: [alg],
+      requiredClaims: ['exp'],
+      clockTolerance: CLOCK_SKEW_SECONDS,
+      currentDate: now,
+    });
+    return payload;
+  } catch (error) {
+    if (error instanceof joseErrors.JWTExpired) throw invalidRequestObject('the request object has expired');
+    if (error instanceof joseErrors.JWTClaimValidationFailed) {
+      throw invalidRequestObject(`the request object's ${error.claim} claim is not valid`);
+    }
+    throw invalidRequestObject('the request object signature does not verify');
+  }
+}
+
+const validAt = (certificate: X509Certificate, now: Date) =>
+  new Date(certificate.validFrom) <= now && now <= new Date(certificate.validTo);
+
+function issuedBy(certificate: X509Certificate, issuer: X509Certificate, now: Date): boolean {
+  return certificate.checkIssued(issuer) && certificate.verify(issuer.publicKey) && validAt(issuer, now);
+}
+
+/** Whether the leaf chains, through the given intermediates, to a trust anchor, every link valid now. */
+function chainsToAnchor(
+  leaf: X509Certificate,
+  intermediates: X509Certificate[],
+  anchors: X509Certificate[],
+  now: Date,
+): boolean {
+  const isAnchor = (c: X509Certificate) => anchors.some((a) => a.raw.equals(c.raw));
+  let current = leaf;
+  for (let depth = 0; depth < MAX_CHAIN; depth++) {
+    if (isAnchor(current)) return true;
+    let next: X509Certificate | undefined;
+    for (const candidate of [...anchors, ...intermediates]) {
+      if (issuedBy(current, candidate, now)) {
+        next = candidate;
+        break;
+      }
+    }
+    if (!next) return false;
+    if (isAnchor(next)) return true;
+    current = next;
+  }
+  return false;
+}
+
+/**
+ * `x509_hash` (§5.9.3): the request object is signed by the key of the leaf certificate in
+ * `x5c`, whose DER's SHA-256 is the client identifier, and that certificate is valid now.
+ */
+export async function verifyX509HashRequestObject(
+  jwt: string,
+  expectedHash: string,
+  options: { now: Date; trustAnchors: X509Certificate[] },
+): Promise<{ payload: JWTPayload; certificate: VerifierCertificate }> {
+  const header = protectedHeaderOf(jwt);
+  const x5c = header.x5c;
+  if (
+    !Array.isArray(x5c) ||
+    x5c.length === 0 ||
+    x5c.length > MAX_CHAIN ||
+    !x5c.every((c) => typeof c === 'string')
+  ) {
+    throw invalidRequestObject('an x509_hash request object must carry its certificate chain in x5c');
+  }
+  let chain: X509Certificate[];
+  try {
+    chain = x5c.map((der) => new X509Certificate(Buffer.from(der, 'base64')));
+  } catch {
+    throw invalidRequestObject('a certificate in x5c cannot be read');
+  }
+  const leaf = chain[0]!;
+  const digest = createHash('sha256').update(leaf.raw).digest();
+  if (digest.toString('base64url') !== expectedHash) {
+    throw invalidRequest('the client_id is not the SHA-256 hash of the certificate that signed the request');
+  }
+  if (!validAt(leaf, options.now)) {
+    throw invalidRequestObject('the verifier certificate is not valid at this time');
+  }
+  const payload = await verifySignature(jwt, leaf.publicKey, header.alg, options.now);
+  return {
+    payload,
+    certificate: {
+      subject: leaf.subject.replaceAll('\n', ', '),
+      issuer: leaf.issuer.replaceAll('\n', ', '),
+      fingerprint: leaf.fingerprint256,
+      notAfter: new Date(leaf.validTo).toISOString(),
+      trusted: chainsToAnchor(leaf, chain.slice(1), options.trustAnchors, options.now),
+    },
+  };
+}
+
+/** A registered verifier's request object, signed with a key from its registered JWKS. */
+export async function verifyRegisteredRequestObject(
+  jwt: string,
+  jwks: JWK[],
+  now: Date,
+): Promise<JWTPayload> {
+  const header = protectedHeaderOf(jwt);
+  const candidates = jwks.filter(
+    (k) =>
+      k.use !== 'enc' &&
+      (header.kid === undefined || k.kid === header.kid) &&
+      (!k.alg || k.alg === header.alg),
+  );
+  if (candidates.length !== 1) {
+    throw invalidRequestObject(
+      'no single registered key of this verifier matches the request object (kid, alg)',
+    );
+  }
+  let key: Awaited<ReturnType<typeof importJWK>>;
+  try {
+    key = await importJWK(candidates[0]!, header.alg);
+  } catch {
+    throw invalidRequestObject('the registered key cannot verify this request object');
+  }
+  return verifySignature(jwt, key, header.alg, now);
+}
+
+/** The claims every request object must meet besides its signature. */
+export function checkRequestObjectClaims(
+  payload: JWTPayload,
+  expected: { clientId: string; audiences: string[]; walletNonce?: string; now: Date },
+): void {
+  if (payload['client_id'] !== expected.clientId) {
+    throw invalidRequestObject('the request object client_id differs from the client_id of the request');
+  }
+  const aud = payload.aud;
+  if (aud !== undefined) {
+    const audiences = Array.isArray(aud) ? aud : [aud];
+    if (!audiences.some((a) => expected.audiences.includes(a))) {
+      throw invalidRequestObject(
+        `the request object is meant for another audience (expected ${expected.audiences[0]})`,
+      );
+    }
+  }
+  if (typeof payload.iat === 'number' && payload.iat > expected.now.getTime() / 1000 + CLOCK_SKEW_SECONDS) {
+    throw invalidRequestObject('the request object is issued in the future');
+  }
+  if (expected.walletNonce !== undefined && payload['wallet_nonce'] !== expected.walletNonce) {
+    throw invalidRequestObject('the request object does not carry the wallet_nonce this wallet sent');
+  }
+}

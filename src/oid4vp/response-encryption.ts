@@ -1,0 +1,46 @@
+import { CompactEncrypt, importJWK, type JWK } from 'jose';
+import type { ClientMetadata } from './oid4vp-schemas.ts';
+
+/** Key management algorithms this wallet encrypts responses with (§8.3: the `alg` of the chosen JWK). */
+const KEY_ALGORITHMS = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW', 'RSA-OAEP-256'];
+const CONTENT_ALGORITHMS = [
+  'A128GCM',
+  'A192GCM',
+  'A256GCM',
+  'A128CBC-HS256',
+  'A192CBC-HS384',
+  'A256CBC-HS512',
+];
+
+export interface EncryptionChoice {
+  jwk: JWK;
+  alg: string;
+  enc: string;
+}
+
+/**
+ * The verifier key and algorithms to encrypt to (§8.3): the first key meant for encryption whose
+ * `alg` this wallet supports, and the first `enc` of encrypted_response_enc_values_supported this
+ * wallet supports (A128GCM when the verifier names none). Undefined when nothing fits.
+ */
+export function chooseEncryption(metadata: ClientMetadata): EncryptionChoice | undefined {
+  const jwk = metadata.jwks?.keys.find(
+    (k) =>
+      (k.use === undefined || k.use === 'enc') && typeof k.alg === 'string' && KEY_ALGORITHMS.includes(k.alg),
+  ) as JWK | undefined;
+  const wanted = metadata.encrypted_response_enc_values_supported ?? ['A128GCM'];
+  const enc = wanted.find((e) => CONTENT_ALGORITHMS.includes(e));
+  return jwk && enc ? { jwk, alg: jwk.alg!, enc } : undefined;
+}
+
+/** An unsigned, encrypted JWT whose payload is the response parameters (§8.3). */
+export async function encryptResponse(
+  parameters: Record<string, unknown>,
+  choice: EncryptionChoice,
+): Promise<string> {
+  const key = await importJWK(choice.jwk, choice.alg);
+  const header = { alg: choice.alg, enc: choice.enc, ...(choice.jwk.kid ? { kid: choice.jwk.kid } : {}) };
+  return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(parameters)))
+    .setProtectedHeader(header)
+    .encrypt(key);
+}

@@ -1,0 +1,362 @@
+import jsonld from 'jsonld';
+import type { Kysely } from 'kysely';
+import type { Bbs2023Deps } from '../credentials/bbs-2023/base-proof.ts';
+import type { SecuredDocument } from '../credentials/bbs-2023/shared.ts';
+import { credentialContext } from '../credentials/credential-service.ts';
+import type { Database } from '../db/schema.ts';
+import { CofferError } from '../errors.ts';
+import type { OutboundClient } from '../http/outbound.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+import { finishInteraction } from '../oidc/interaction-repository.ts';
+import type { InteractionDeps, NewInteraction } from '../oidc/interaction-service.ts';
+import { gone, liveInteraction, startInteraction } from '../oidc/interaction-service.ts';
+import type { SessionRow } from '../oidc/session-repository.ts';
+import type { EncryptedStore } from '../storage/index.ts';
+import { findAccountsOfIdentity } from '../users/user-repository.ts';
+import { holderKeyContext } from '../users/user-service.ts';
+import {
+  type AuthorizationRequestDeps,
+  type ErrorReturn,
+  type PresentationRequest,
+  resolveAuthorizationRequest,
+} from './authorization-request.ts';
+import {
+  chooseCredentials,
+  type DcqlEvaluation,
+  evaluateDcql,
+  type HeldCredential,
+  type Selections,
+} from './dcql-matching.ts';
+import { Oid4vpError } from './oid4vp-errors.ts';
+import { discloseForVerifier, signPresentation } from './presentation.ts';
+import { DeliveryError, deliverResponse, type ResponseParameters } from './response-delivery.ts';
+import {
+  findAccountIdentifiers,
+  findCredentialsOfAccounts,
+  findHolderKeys,
+  rememberNonce,
+} from './wallet-repository.ts';
+
+export interface WalletDeps {
+  db: Kysely<Database>;
+  store: EncryptedStore;
+  cipher: FieldCipher;
+  bbs2023: Bbs2023Deps;
+  requests: AuthorizationRequestDeps;
+  outbound: OutboundClient;
+  interactions: InteractionDeps;
+}
+
+/** A nonce stays remembered for a day: far longer than any request object or interaction lives. */
+const NONCE_MEMORY_SECONDS = 24 * 3600;
+
+export type AuthorizeOutcome =
+  | { kind: 'interaction'; interactionId: string }
+  | { kind: 'redirect'; url: string }
+  | { kind: 'error_page'; title: string; message: string };
+
+const errorParameters = (error: Oid4vpError): ResponseParameters => ({
+  error: error.code,
+  error_description: error.message,
+});
+
+/** Sends an error back by the request's response mode, or explains on a page where that failed. */
+async function answerWithError(
+  deps: WalletDeps,
+  to: ErrorReturn & { metadata: PresentationRequest['metadata'] | null },
+  error: Oid4vpError,
+): Promise<AuthorizeOutcome> {
+  try {
+    const delivery = await deliverResponse(to, errorParameters(error), deps.outbound);
+    if (delivery.redirectTo) return { kind: 'redirect', url: delivery.redirectTo };
+    return {
+      kind: 'error_page',
+      title: 'The request was refused',
+      message: `The verifier was told why: ${error.message}.`,
+    };
+  } catch (failure) {
+    if (!(failure instanceof DeliveryError)) throw failure;
+    return {
+      kind: 'error_page',
+      title: 'The request was refused',
+      message: `${error.message}; and ${failure.message}.`,
+    };
+  }
+}
+
+/** The identity a live session proved: its account's wallet (wallet log-in) or e-mail (e-mail log-in). */
+async function identityOfSession(
+  deps: WalletDeps,
+  session: SessionRow | undefined,
+): Promise<NewInteraction['identity']> {
+  if (!session) return undefined;
+  const account = await findAccountIdentifiers(deps.db, session.user_id);
+  if (!account) return undefined;
+  const wallet = session.login_type === 'wallet' ? account.wallet_address : null;
+  const emailIndex = session.login_type === 'email' ? account.email_index : null;
+  if (!wallet && !emailIndex) return undefined;
+  return { wallet, emailIndex, userId: account.user_id };
+}
+
+/**
+ * GET /v1/oid4vp/authorize: validates the request (§5), remembers its nonce, and starts the
+ * interaction in which the person logs in (unless a session says who they are) and consents.
+ */
+export async function startPresentation(
+  deps: WalletDeps,
+  query: Record<string, unknown>,
+  session: SessionRow | undefined,
+): Promise<AuthorizeOutcome> {
+  const outcome = await resolveAuthorizationRequest(query, deps.requests);
+  if (!outcome.ok) {
+    if (outcome.returnTo)
+      return answerWithError(deps, { ...outcome.returnTo, metadata: null }, outcome.error);
+    return {
+      kind: 'error_page',
+      title: 'This request cannot be answered',
+      message: `${outcome.error.message}.`,
+    };
+  }
+  const request = outcome.request;
+  const nowSeconds = Math.floor(deps.requests.now().getTime() / 1000);
+  if (
+    !(await rememberNonce(
+      deps.db,
+      request.verifier.clientId,
+      request.nonce,
+      nowSeconds,
+      NONCE_MEMORY_SECONDS,
+    ))
+  ) {
+    return answerWithError(
+      deps,
+      request,
+      new Oid4vpError('invalid_request', 'this nonce was used in an earlier request; send a fresh one'),
+    );
+  }
+  const interactionId = await startInteraction(deps.interactions, {
+    kind: 'consent',
+    clientId: request.verifier.registeredClientId,
+    params: JSON.stringify(request),
+    identity: await identityOfSession(deps, session),
+  });
+  return { kind: 'interaction', interactionId };
+}
+
+interface HeldByAccount extends HeldCredential {
+  userId: number;
+  did: string;
+}
+
+/** The credential's types as IRIs (§B.1.1 `type_values` are compared after JSON-LD expansion). */
+async function expandedTypes(document: Record<string, unknown>, deps: WalletDeps): Promise<string[]> {
+  try {
+    const [node] = (await jsonld.expand(
+      { '@context': document['@context'], type: document['type'] },
+      { documentLoader: deps.bbs2023.jsonLd.documentLoader },
+    )) as Array<{ '@type'?: string[] }>;
+    return node?.['@type'] ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/** Every credential of every account of the proven identity. */
+async function heldCredentials(deps: WalletDeps, accountIds: number[]): Promise<HeldByAccount[]> {
+  const rows = await findCredentialsOfAccounts(deps.db, accountIds);
+  return Promise.all(
+    rows.map(async (row) => {
+      const document = (await deps.store.getEncrypted(row.cid, credentialContext(row.did))) as Record<
+        string,
+        unknown
+      >;
+      return {
+        id: row.credential_id,
+        document,
+        expandedTypes: await expandedTypes(document, deps),
+        userId: row.user_id,
+        did: row.did,
+      };
+    }),
+  );
+}
+
+interface ConsentState {
+  request: PresentationRequest;
+  held: HeldByAccount[];
+  evaluation: DcqlEvaluation;
+  loggedIn: boolean;
+}
+
+async function consentState(deps: WalletDeps, id: string): Promise<ConsentState & { interactionId: string }> {
+  const row = await liveInteraction(deps.interactions, id);
+  if (row.kind !== 'consent') throw gone();
+  const request = JSON.parse(row.params) as PresentationRequest;
+  const loggedIn = row.identity_wallet !== null || row.identity_email_index !== null;
+  const accounts = await findAccountsOfIdentity(deps.db, {
+    wallet: row.identity_wallet,
+    emailIndex: row.identity_email_index,
+  });
+  const held = loggedIn
+    ? await heldCredentials(
+        deps,
+        accounts.map((a) => a.user_id),
+      )
+    : [];
+  return {
+    interactionId: row.id,
+    request,
+    held,
+    evaluation: evaluateDcql(request.dcqlQuery, held),
+    loggedIn,
+  };
+}
+
+const compactTypes = (document: Record<string, unknown>) =>
+  (Array.isArray(document['type']) ? document['type'] : [document['type']]).filter(
+    (t) => t !== 'VerifiableCredential',
+  );
+const issuerOf = (document: Record<string, unknown>) => {
+  const issuer = document['issuer'];
+  return typeof issuer === 'string' ? issuer : String((issuer as { id?: unknown } | undefined)?.id ?? '');
+};
+
+/** What the consent page and headless clients show: who asks, for which claims, from which credentials. */
+export async function describeConsent(deps: WalletDeps, id: string) {
+  const { request, held, evaluation, loggedIn } = await consentState(deps, id);
+  const choice = chooseCredentials(evaluation);
+  return {
+    verifier: {
+      client_id: request.verifier.clientId,
+      kind: request.verifier.kind,
+      name: request.verifier.name,
+      registered: request.verifier.registeredClientId !== null,
+      certificate: request.verifier.certificate && {
+        subject: request.verifier.certificate.subject,
+        issuer: request.verifier.certificate.issuer,
+        fingerprint: request.verifier.certificate.fingerprint,
+        not_after: request.verifier.certificate.notAfter,
+        trusted: request.verifier.certificate.trusted,
+      },
+    },
+    response_mode: request.responseMode,
+    requests: evaluation.queries.map((query) => {
+      const dcql = request.dcqlQuery.credentials.find((c) => c.id === query.queryId)!;
+      return {
+        id: query.queryId,
+        format: dcql.format,
+        multiple: query.multiple,
+        claims: ((dcql.claims ?? []) as Array<{ path: unknown[] }>).map((claim) => claim.path),
+        candidates: loggedIn
+          ? query.candidates.map((candidate) => {
+              const document = held[candidate.credentialIndex]!.document;
+              return {
+                credential_id: candidate.credentialId,
+                issuer: issuerOf(document),
+                types: compactTypes(document),
+                valid_until: (document['validUntil'] as string | undefined) || null,
+                claims: candidate.claims.map((claim) => ({ path: claim.path, values: claim.values })),
+              };
+            })
+          : [],
+      };
+    }),
+    credential_sets: evaluation.credentialSets,
+    satisfiable: loggedIn && choice.ok,
+    ...(loggedIn && !choice.ok ? { unsatisfiable_reason: choice.reason } : {}),
+  };
+}
+
+export interface ConsentDecision {
+  decision: 'approve' | 'decline';
+  selections?: Selections | undefined;
+}
+
+/** The holder keys of the accounts whose credentials are presented. */
+async function holderKeys(deps: WalletDeps, userIds: number[]) {
+  const rows = await findHolderKeys(deps.db, [...new Set(userIds)]);
+  return new Map(
+    rows.map((row) => [
+      row.user_id,
+      {
+        did: row.did,
+        privateJwk: JSON.parse(
+          deps.cipher.decrypt(row.holder_key_sealed, holderKeyContext(row.did)),
+        ) as Record<string, unknown>,
+      },
+    ]),
+  );
+}
+
+/**
+ * The person's answer (POST /interaction/{id}/consent): on approval, a bbs-2023 disclosure of
+ * exactly the requested claims of each chosen credential, in a presentation the holder key signs
+ * for this verifier and nonce (§B.1.3.2.5); on decline, access_denied. Either goes back by the
+ * request's response mode, once.
+ */
+export async function decideConsent(
+  deps: WalletDeps,
+  id: string,
+  body: ConsentDecision,
+): Promise<{ redirectTo: string | null }> {
+  const state = await consentState(deps, id);
+  const { request } = state;
+  let parameters: ResponseParameters;
+  if (body.decision === 'decline') {
+    parameters = {
+      error: 'access_denied',
+      error_description: 'The person declined to share the requested credentials.',
+    };
+  } else {
+    if (!state.loggedIn)
+      throw new CofferError(
+        'invalid_request',
+        'Log in first: the consent needs to know whose credentials to share.',
+      );
+    const unknown = Object.keys(body.selections ?? {}).find(
+      (queryId) => !state.evaluation.queries.some((q) => q.queryId === queryId),
+    );
+    if (unknown) throw new CofferError('invalid_request', `The request has no credential query ${unknown}.`);
+    const choice = chooseCredentials(state.evaluation, body.selections);
+    if (!choice.ok)
+      throw new CofferError('invalid_request', `Nothing can be shared: ${choice.reason}; decline instead.`);
+    const keys = await holderKeys(
+      deps,
+      choice.chosen.flatMap((c) =>
+        c.candidates.map((candidate) => state.held[candidate.credentialIndex]!.userId),
+      ),
+    );
+    const vpToken: Record<string, unknown[]> = {};
+    for (const { queryId, holderBinding, candidates } of choice.chosen) {
+      vpToken[queryId] = [];
+      for (const candidate of candidates) {
+        const held = state.held[candidate.credentialIndex]!;
+        const pointers = candidate.claims.flatMap((claim) => claim.pointers);
+        const derived = await discloseForVerifier(held.document as SecuredDocument, pointers, deps.bbs2023);
+        vpToken[queryId].push(
+          holderBinding
+            ? await signPresentation(
+                derived,
+                keys.get(held.userId)!,
+                { nonce: request.nonce, clientId: request.verifier.clientId },
+                deps.bbs2023,
+              )
+            : derived,
+        );
+      }
+    }
+    parameters = { vp_token: vpToken };
+  }
+  if (!(await finishInteraction(deps.db, state.interactionId, {}))) throw gone();
+  try {
+    return await deliverResponse(request, parameters, deps.outbound);
+  } catch (error) {
+    if (error instanceof DeliveryError) {
+      throw new CofferError(
+        'bad_gateway',
+        `The answer could not be given to ${request.verifier.name}: ${error.message}.`,
+      );
+    }
+    throw error;
+  }
+}
