@@ -5,9 +5,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
+import { inProcessOperations } from './credentials/bbs-2023/operations.ts';
 import { findRegisteredContext } from './credentials/contexts/context-repository.ts';
-import { createDocumentLoader } from './credentials/contexts/document-loader.ts';
+import { createContextRegistry } from './credentials/contexts/document-loader.ts';
 import { credentialRoutes } from './credentials/credential-routes.ts';
+import { createPooledOperations } from './credentials/crypto-pool.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { CofferError } from './errors.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
@@ -185,17 +187,23 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   };
   await app.register(oidcRoutes, { interactions, tokens, store });
 
-  const documentLoader = createDocumentLoader(async (url) => {
+  const contexts = createContextRegistry(async (url) => {
     const registered = await findRegisteredContext(database.db, url);
     return registered ? (JSON.parse(registered.document) as object) : undefined;
   });
-  const bbs2023 = { bbs: fastBbs, jsonLd: { documentLoader } };
+  const bbs2023 = { bbs: fastBbs, jsonLd: { documentLoader: contexts.documentLoader } };
+  const pool =
+    config.cryptoThreads > 0
+      ? createPooledOperations({ threads: config.cryptoThreads, contexts })
+      : undefined;
+  if (pool) app.addHook('onClose', () => pool.close());
+  const operations = pool ?? inProcessOperations(bbs2023);
   await app.register(credentialRoutes, {
     credentials: {
       db: database.db,
       store,
       contentKey: deriveKey(context.masterKey, 'credential-content/v1'),
-      bbs2023,
+      operations,
     },
     bearer: { db: database.db, keys, issuer: config.publicUrl },
   });

@@ -1,4 +1,5 @@
 import { fastBbs } from '../../src/bbs/index.ts';
+import { inProcessOperations } from '../../src/credentials/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
 import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
 import { storeCredential } from '../../src/credentials/credential-service.ts';
@@ -45,7 +46,7 @@ async function prepareHolder(server: BenchServer): Promise<Holder> {
           db: state.database.db,
           store: state.store,
           contentKey: deriveKey(masterKey, 'credential-content/v1'),
-          bbs2023: { bbs: issuingBbs, jsonLd: benchJsonLd },
+          operations: inProcessOperations({ bbs: issuingBbs, jsonLd: benchJsonLd }),
         };
         const caller = { clientId: seeded.client.client_id, isMaster: false, parentId: null };
         for (const vc of credentials) await storeCredential(deps, caller, vc);

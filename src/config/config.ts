@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 
 /** Raised when an environment variable is missing or malformed; the message names the variable. */
@@ -37,6 +38,8 @@ export interface Config {
   bodyLimit: number;
   /** Requests per minute per API token (or per address when none is sent); 0 turns the limit off. */
   apiRateLimit: number;
+  /** Worker threads for bbs-2023 verification and derivation; 0 runs them on the main thread. */
+  cryptoThreads: number;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -128,6 +131,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const bodyLimit = readInteger(env, 'BODY_LIMIT', 256 * 1024, 1024, 16 * 1024 * 1024);
   const apiRateLimit = readInteger(env, 'API_RATE_LIMIT', 6000, 0, 100_000_000);
+  const cryptoThreads = readInteger(env, 'CRYPTO_THREADS', availableParallelism(), 0, 64);
 
   if (environment === 'production') {
     if (!masterKey) throw new ConfigError('MASTER_KEY', 'is required in production (NODE_ENV=production)');
@@ -157,5 +161,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     logLevel,
     bodyLimit,
     apiRateLimit,
+    cryptoThreads,
   };
 }

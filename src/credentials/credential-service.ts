@@ -7,11 +7,8 @@ import type { Database } from '../db/schema.ts';
 import { conflict, notFound } from '../errors.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '../users/user-repository.ts';
-import type { Bbs2023Deps } from './bbs-2023/base-proof.ts';
-import { verifyBaseProof } from './bbs-2023/base-proof.ts';
-import { deriveDisclosure } from './bbs-2023/disclosure.ts';
+import type { Bbs2023Operations } from './bbs-2023/operations.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
-import { describeJsonLdError } from './contexts/jsonld-errors.ts';
 import {
   type CredentialRow,
   findCredential,
@@ -27,7 +24,8 @@ export interface CredentialDeps {
   store: EncryptedStore;
   /** Key of the content hash (derived from the master key). */
   contentKey: Uint8Array;
-  bbs2023: Bbs2023Deps;
+  /** bbs-2023 verification and derivation, in this thread or in worker threads. */
+  operations: Bbs2023Operations;
   now?: () => Date;
 }
 
@@ -70,14 +68,7 @@ async function subjectOf(deps: CredentialDeps, caller: ApiCaller, subject: strin
 }
 
 async function verifyIssuerProof(deps: CredentialDeps, document: SecuredDocument, publicKey: Uint8Array) {
-  let result: Awaited<ReturnType<typeof verifyBaseProof>>;
-  try {
-    result = await verifyBaseProof(document, publicKey, deps.bbs2023);
-  } catch (error) {
-    const described = describeJsonLdError(error);
-    if (described) throw rejected(described);
-    throw error;
-  }
+  const result = await deps.operations.verifyBaseProof(document, publicKey);
   if (!result.ok) throw rejected(result.reason);
 }
 
@@ -179,22 +170,22 @@ export async function presentCredentials(deps: CredentialDeps, user: UserIdentit
   });
   const header = new TextEncoder().encode(body.options?.presentationHeader ?? '');
 
-  const credentials = [];
-  for (const [i, document] of documents.entries()) {
-    const disclosure = await deriveDisclosure(
-      document as SecuredDocument,
-      pointers[i]!,
-      header,
-      deps.bbs2023,
-    );
-    credentials.push({
-      ...disclosure.credential,
-      proof: {
-        ...disclosure.credential.proof,
-        revealedPointers: [...new Set([...disclosure.mandatoryPointers, ...pointers[i]!])],
-        revealedIndices: disclosure.revealedIndexes,
-      },
-    });
-  }
+  const credentials = await Promise.all(
+    documents.map(async (document, i) => {
+      const disclosure = await deps.operations.deriveDisclosure(
+        document as SecuredDocument,
+        pointers[i]!,
+        header,
+      );
+      return {
+        ...disclosure.credential,
+        proof: {
+          ...disclosure.credential.proof,
+          revealedPointers: [...new Set([...disclosure.mandatoryPointers, ...pointers[i]!])],
+          revealedIndices: disclosure.revealedIndexes,
+        },
+      };
+    }),
+  );
   return { holder: user.did, credentials };
 }

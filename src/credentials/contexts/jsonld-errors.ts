@@ -13,11 +13,12 @@ interface JsonLdError {
  * What a JSON-LD processing failure says about the credential, in a sentence for its issuer;
  * undefined when the error is not one of JSON-LD's (then it is Coffer's fault, not the input's).
  */
+export const unknownContextReason = (url: string) =>
+  `it uses the JSON-LD context ${url}, which this service does not know (an operator registers it with coffer context add)`;
+
 export function describeJsonLdError(error: unknown): string | undefined {
   const e = error as JsonLdError;
-  if (e?.details?.cause instanceof UnknownContextError) {
-    return `it uses the JSON-LD context ${e.details.cause.url}, which this service does not know (an operator registers it with coffer context add)`;
-  }
+  if (e?.details?.cause instanceof UnknownContextError) return unknownContextReason(e.details.cause.url);
   if (e?.name === 'jsonld.ValidationError') {
     const property = e.details?.event?.details?.property;
     return property

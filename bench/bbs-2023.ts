@@ -1,0 +1,156 @@
+/**
+ * bbs-2023 at credential level: issue (sign), base-proof verification, derivation (2 claims
+ * disclosed) and derived-proof verification, for 10- and 50-claim credentials. Coffer's
+ * functions on its BBS core beside the stock Digital Bazaar stack in the same process; the stock
+ * stack has no base-proof verification, so there Coffer's algorithm runs on the stock BBS
+ * library. Single thread; prints a markdown table.
+ *
+ * `node bench/bbs-2023.ts [--iterations=60 --stock-iterations=15]`, or `npm run bench -- --only=bbs-2023`.
+ */
+import { parseArgs } from 'node:util';
+import { createDiscloseCryptosuite, createVerifyCryptosuite } from '@digitalbazaar/bbs-2023-cryptosuite';
+import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
+import * as vc from '@digitalbazaar/vc';
+import { fastBbs } from '../src/bbs/index.ts';
+import { stockBbs } from '../src/bbs/stock.ts';
+import { verifyBaseProof } from '../src/credentials/bbs-2023/base-proof.ts';
+import { verifyDerivedProof } from '../src/credentials/bbs-2023/derived-proof.ts';
+import { deriveDisclosure } from '../src/credentials/bbs-2023/disclosure.ts';
+import type { SecuredDocument } from '../src/credentials/bbs-2023/shared.ts';
+import { createStockIssuer, stockDocumentLoader } from '../test/credentials/stock-issuer.ts';
+import { benchCredential, benchJsonLd, createBenchIssuer } from './credential-factory.ts';
+
+const CLAIM_COUNTS = [10, 50];
+const DISCLOSED = ['/credentialSubject/claim_0', '/credentialSubject/claim_1'];
+const HEADER = new TextEncoder().encode('bench-verifier-nonce');
+
+async function timeIt(iterations: number, warmup: number, run: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await run();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = performance.now();
+    await run();
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
+const p90 = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.9 * sorted.length) - 1)]!;
+};
+
+export async function runBbs2023Benchmark(options: { iterations: number; stockIterations: number }) {
+  const { iterations, stockIterations } = options;
+  const fast = { bbs: fastBbs, jsonLd: benchJsonLd };
+  const stockDeps = { bbs: stockBbs, jsonLd: benchJsonLd };
+  const coffer = await createBenchIssuer(fastBbs);
+  const stock = await createStockIssuer();
+  const stockLoader = stockDocumentLoader();
+  const subject = 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK';
+  const rows: string[][] = [];
+
+  for (const claims of CLAIM_COUNTS) {
+    const ours = await coffer.issue(subject, claims);
+    const theirs = (await stock.issue(
+      benchCredential(stock.did, subject, claims),
+    )) as unknown as SecuredDocument;
+    const derivedOurs = (await deriveDisclosure(ours, DISCLOSED, HEADER, fast)).credential;
+    const derivedTheirs = await vc.derive({
+      verifiableCredential: theirs,
+      suite: new DataIntegrityProof({
+        cryptosuite: createDiscloseCryptosuite({
+          selectivePointers: ['/issuer', ...DISCLOSED],
+          presentationHeader: HEADER,
+        }),
+      }),
+      documentLoader: stockLoader,
+    });
+
+    const cases: Array<[string, () => Promise<unknown>, () => Promise<unknown>]> = [
+      [
+        'issue (sign)',
+        () => coffer.issue(subject, claims),
+        () => stock.issue(benchCredential(stock.did, subject, claims)),
+      ],
+      [
+        'base proof verify',
+        async () => assertOk(await verifyBaseProof(ours, coffer.publicKey, fast)),
+        async () => assertOk(await verifyBaseProof(theirs, stock.publicKey, stockDeps)),
+      ],
+      [
+        'derive (2 disclosed)',
+        () => deriveDisclosure(ours, DISCLOSED, HEADER, fast),
+        () =>
+          vc.derive({
+            verifiableCredential: theirs,
+            suite: new DataIntegrityProof({
+              cryptosuite: createDiscloseCryptosuite({
+                selectivePointers: ['/issuer', ...DISCLOSED],
+                presentationHeader: HEADER,
+              }),
+            }),
+            documentLoader: stockLoader,
+          }),
+      ],
+      [
+        'derived proof verify',
+        async () => assertOk(await verifyDerivedProof(derivedOurs, coffer.publicKey, HEADER, fast)),
+        async () => {
+          const result = await vc.verifyCredential({
+            credential: derivedTheirs,
+            suite: new DataIntegrityProof({
+              cryptosuite: createVerifyCryptosuite({ expectedPresentationHeader: HEADER }),
+            }),
+            documentLoader: stockLoader,
+          });
+          if (!result.verified) throw new Error('stock verification failed');
+        },
+      ],
+    ];
+    for (const [name, runOurs, runTheirs] of cases) {
+      const a = await timeIt(iterations, 5, runOurs);
+      const b = await timeIt(stockIterations, 2, runTheirs);
+      rows.push([
+        name,
+        String(claims),
+        median(a).toFixed(2),
+        p90(a).toFixed(2),
+        median(b).toFixed(1),
+        p90(b).toFixed(1),
+        `${(median(b) / median(a)).toFixed(1)}×`,
+      ]);
+      console.error(`done: bbs-2023 ${name} at ${claims} claims`);
+    }
+  }
+  const header = [
+    'operation',
+    'claims',
+    'Coffer median ms',
+    'Coffer p90 ms',
+    'stock median ms',
+    'stock p90 ms',
+    'stock/Coffer',
+  ];
+  return [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+function assertOk(result: { ok: boolean }) {
+  if (!result.ok) throw new Error(`verification failed: ${JSON.stringify(result)}`);
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      iterations: { type: 'string', default: '60' },
+      'stock-iterations': { type: 'string', default: '15' },
+    },
+  });
+  console.log(
+    await runBbs2023Benchmark({
+      iterations: Number(values.iterations),
+      stockIterations: Number(values['stock-iterations']),
+    }),
+  );
+}

@@ -1,0 +1,40 @@
+import { describeJsonLdError } from '../contexts/jsonld-errors.ts';
+import { type Bbs2023Deps, verifyBaseProof } from './base-proof.ts';
+import { type Disclosure, deriveDisclosure } from './disclosure.ts';
+import type { ProofCheck, SecuredDocument } from './shared.ts';
+
+/**
+ * The costly bbs-2023 operations the service runs, behind one interface so that they can run in
+ * this thread or in worker threads (credentials/crypto-pool.ts) alike. Input and output are plain
+ * data; JSON-LD problems of a credential come back as a failed check, not as an exception.
+ */
+export interface Bbs2023Operations {
+  verifyBaseProof(document: SecuredDocument, issuerPublicKey: Uint8Array): Promise<ProofCheck>;
+  deriveDisclosure(
+    document: SecuredDocument,
+    selectivePointers: string[],
+    presentationHeader: Uint8Array,
+  ): Promise<Disclosure>;
+}
+
+/** A base-proof check whose JSON-LD failures (unknown context, undefined term) become reasons. */
+export async function checkBaseProof(
+  document: SecuredDocument,
+  issuerPublicKey: Uint8Array,
+  deps: Bbs2023Deps,
+): Promise<ProofCheck> {
+  try {
+    return await verifyBaseProof(document, issuerPublicKey, deps);
+  } catch (error) {
+    const reason = describeJsonLdError(error);
+    if (reason) return { ok: false, reason };
+    throw error;
+  }
+}
+
+export function inProcessOperations(deps: Bbs2023Deps): Bbs2023Operations {
+  return {
+    verifyBaseProof: (document, issuerPublicKey) => checkBaseProof(document, issuerPublicKey, deps),
+    deriveDisclosure: (document, pointers, header) => deriveDisclosure(document, pointers, header, deps),
+  };
+}

@@ -1,0 +1,52 @@
+import { Piscina } from 'piscina';
+import type { Bbs2023Operations } from './bbs-2023/operations.ts';
+import { type ContextRegistry, UnknownContextError } from './contexts/document-loader.ts';
+import { unknownContextReason } from './contexts/jsonld-errors.ts';
+import type { CryptoTask, CryptoTaskResult } from './crypto-worker.ts';
+
+/** A task as callers give it; the contexts are added on every attempt. */
+type TaskInput = CryptoTask extends infer T ? (T extends CryptoTask ? Omit<T, 'contexts'> : never) : never;
+
+/** How many contexts one task may have to fetch from the registry (contexts can import contexts). */
+const MAX_CONTEXT_ROUNDS = 8;
+
+/**
+ * bbs-2023 verification and derivation in worker threads (piscina), so that a server uses every
+ * core for the pairing arithmetic while its main thread keeps serving requests. Threads start on
+ * first use and stop when idle.
+ */
+export function createPooledOperations(options: {
+  threads: number;
+  contexts: ContextRegistry;
+}): Bbs2023Operations & { close(): Promise<void> } {
+  const pool = new Piscina({
+    filename: new URL('./crypto-worker.ts', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: options.threads,
+    idleTimeout: 60_000,
+  });
+
+  async function run(task: TaskInput): Promise<CryptoTaskResult> {
+    let result: CryptoTaskResult = { kind: 'unknown_context', url: '' };
+    for (let round = 0; round < MAX_CONTEXT_ROUNDS; round++) {
+      result = (await pool.run({ ...task, contexts: options.contexts.known() })) as CryptoTaskResult;
+      if (result.kind === 'done' || !(await options.contexts.find(result.url))) return result;
+    }
+    return result;
+  }
+
+  return {
+    async verifyBaseProof(document, issuerPublicKey) {
+      const result = await run({ op: 'verifyBaseProof', document, issuerPublicKey });
+      return result.kind === 'done'
+        ? (result.value as Awaited<ReturnType<Bbs2023Operations['verifyBaseProof']>>)
+        : { ok: false, reason: unknownContextReason(result.url) };
+    },
+    async deriveDisclosure(document, pointers, presentationHeader) {
+      const result = await run({ op: 'deriveDisclosure', document, pointers, presentationHeader });
+      if (result.kind !== 'done') throw new UnknownContextError(result.url);
+      return result.value as Awaited<ReturnType<Bbs2023Operations['deriveDisclosure']>>;
+    },
+    close: () => pool.destroy(),
+  };
+}
