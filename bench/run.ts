@@ -15,8 +15,9 @@ import { type BenchDatabase, startBenchServer } from './server.ts';
 /**
  * `npm run bench [-- --only=NAME,… --db=sqlite,postgres --duration=10 --connections=10,50]`
  * Every scenario runs against a fresh server process on 127.0.0.1 and is bounded in time.
- * `--only=bbs` runs the BBS micro-benchmark (bench/bbs.ts) instead: in process, no server, its
- * own table; it is not part of the default run.
+ * `--only=bbs` runs the BBS micro-benchmark (bench/bbs.ts) and `--only=bbs-2023` the
+ * credential-level one (bench/bbs-2023.ts): in process, no server, each its own table, both
+ * beside the stock Digital Bazaar stack.
  */
 const SCENARIOS: Record<string, Scenario> = {
   subclients: subClientList,
@@ -40,11 +41,16 @@ const { values } = parseArgs({
   },
 });
 
-const names = values.only ? values.only.split(',') : Object.keys(SCENARIOS);
+const IN_PROCESS = ['bbs', 'bbs-2023'];
+const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
+// Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
 if (names.includes('bbs')) {
-  // Loaded only when asked for: it brings the WebAssembly curve backend and the stock library.
   const { runBbsBenchmark } = await import('./bbs.ts');
   console.log(`${await runBbsBenchmark()}\n`);
+}
+if (names.includes('bbs-2023')) {
+  const { runBbs2023Benchmark } = await import('./bbs-2023.ts');
+  console.log(`${await runBbs2023Benchmark({ iterations: 60, stockIterations: 15 })}\n`);
 }
 const databases = values.db!.split(',') as BenchDatabase[];
 const duration = Number(values.duration);
@@ -65,7 +71,7 @@ const header = [
   'RSS MiB (peak)',
 ];
 
-for (const name of names.filter((n) => n !== 'bbs')) {
+for (const name of names.filter((n) => !IN_PROCESS.includes(n))) {
   const scenario = SCENARIOS[name];
   if (!scenario) throw new Error(`unknown scenario ${name}; known: ${Object.keys(SCENARIOS).join(', ')}`);
   for (const database of databases) {
