@@ -12,8 +12,9 @@ import { credentialRoutes } from './credentials/credential-routes.ts';
 import { createPooledOperations } from './credentials/crypto-pool.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { CofferError } from './errors.ts';
-import { registerErrorHandling } from './http/error-handler.ts';
+import { answerFrameworkError, registerErrorHandling, writeClientError } from './http/error-handler.ts';
 import { trackInFlight } from './http/in-flight.ts';
+import { registerJsonBodies } from './http/json-body.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerOperations } from './http/operations.ts';
 import { createOutboundClient, type OutboundClient } from './http/outbound.ts';
@@ -104,6 +105,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     // Reject bodies that try to poison prototypes instead of silently dropping keys.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    clientErrorHandler: writeClientError,
+    frameworkErrors: answerFrameworkError,
     ...(context.rewriteUrl
       ? { rewriteUrl: (request: IncomingMessage) => context.rewriteUrl!(request.url ?? '/') }
       : {}),
@@ -115,6 +118,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   app.decorateRequest('bearer', null);
   // Only JSON bodies: fastify's default text/plain parser would let non-JSON reach handlers.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodies(app);
   registerValidation(app);
   registerErrorHandling(app);
   registerSecurityHeaders(app, config.environment === 'production');

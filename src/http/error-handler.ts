@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CofferError, type ErrorCode, type ErrorDetail, STATUS_OF } from '../errors.ts';
 
@@ -111,6 +112,27 @@ export function toErrorBody(error: unknown, requestId: string): { status: number
   };
 }
 
+/**
+ * Errors fastify's router raises before a route runs (a URL that does not decode, a path
+ * parameter over the length limit): the project's error body instead of fastify's own.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const description =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'A path parameter is longer than allowed.'
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'The URL is not valid (it does not decode).'
+        : 'The request is not valid.';
+  reply
+    .code(400)
+    .type('application/json; charset=utf-8')
+    .send({ error: 'invalid_request', error_description: description } satisfies ErrorBody);
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = toErrorBody(error, request.id);
@@ -125,4 +147,28 @@ export function registerErrorHandling(app: FastifyInstance): void {
       error_description: `No endpoint ${request.method} ${request.url.split('?')[0]}.`,
     } satisfies ErrorBody);
   });
+}
+
+/**
+ * Errors Node's HTTP parser raises before a request exists (headers too large, malformed
+ * request line, idle timeout): answered with the project's error body, then the connection closed.
+ */
+export function writeClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, description] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request headers are larger than allowed.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request took too long to arrive.']
+        : [400, 'Bad Request', 'The request is not valid HTTP.'];
+  const body = JSON.stringify({
+    error: 'invalid_request',
+    error_description: description,
+  } satisfies ErrorBody);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

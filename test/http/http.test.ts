@@ -45,6 +45,43 @@ describe('operations endpoints', () => {
     assert.ok(r.body.components.securitySchemes.apiToken);
   });
 
+  test('errors of the HTTP layer itself answer with the error body: deep JSON, long path parameters, huge headers', async () => {
+    const { token } = await server.createMaster('Layers');
+    const deep = `{"name":${'['.repeat(65)}${']'.repeat(65)}}`;
+    const nested = await server.request('POST', '/v1/sub_client', {
+      headers: { 'x-api-token': token, 'content-type': 'application/json' },
+      body: deep,
+    });
+    assert.equal(nested.status, 400);
+    assert.deepEqual(nested.body, {
+      error: 'invalid_request',
+      error_description: 'The request body nests deeper than 64 levels.',
+    });
+    const shallow = `{"name":${'['.repeat(60)}${']'.repeat(60)}}`;
+    const ok = await server.request('POST', '/v1/sub_client', {
+      headers: { 'x-api-token': token, 'content-type': 'application/json' },
+      body: shallow,
+    });
+    assert.equal(ok.status, 400);
+    assert.ok(
+      ok.body.details.some((d: { path: string }) => d.path === '/body/name'),
+      'a shallower body reaches validation',
+    );
+
+    const long = await server.request('GET', `/v1/sub_client/${'9'.repeat(500)}`, {
+      headers: { 'x-api-token': token },
+    });
+    assert.equal(long.status, 400);
+    assert.equal(long.body.error, 'invalid_request');
+
+    const huge = await fetch(`${server.url}/healthz`, { headers: { 'x-filler': 'a'.repeat(40_000) } });
+    assert.equal(huge.status, 431);
+    assert.deepEqual(await huge.json(), {
+      error: 'invalid_request',
+      error_description: 'The request headers are larger than allowed.',
+    });
+  });
+
   test('GET /docs serves the reference page', async () => {
     const r = await fetch(`${server.url}/docs/`, { redirect: 'follow' });
     assert.equal(r.status, 200);
