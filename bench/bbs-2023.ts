@@ -18,7 +18,7 @@ import { verifyDerivedProof } from '../src/credentials/bbs-2023/derived-proof.ts
 import { deriveDisclosure } from '../src/credentials/bbs-2023/disclosure.ts';
 import type { SecuredDocument } from '../src/credentials/bbs-2023/shared.ts';
 import { createStockIssuer, stockDocumentLoader } from '../test/credentials/stock-issuer.ts';
-import { benchCredential, benchJsonLd, createBenchIssuer } from './credential-factory.ts';
+import { benchCredential, benchJsonLd, createBenchIssuer } from '../test/helpers/credential-factory.ts';
 
 const CLAIM_COUNTS = [10, 50];
 const DISCLOSED = ['/credentialSubject/claim_0', '/credentialSubject/claim_1'];
