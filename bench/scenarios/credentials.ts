@@ -5,7 +5,12 @@ import { registerContext } from '../../src/credentials/contexts/context-admin.ts
 import { storeCredential } from '../../src/credentials/credential-service.ts';
 import { deriveKey } from '../../src/keys/derive-key.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
-import { BENCH_CONTEXT, BENCH_CONTEXT_URL, benchJsonLd, createBenchIssuer } from '../../test/helpers/credential-factory.ts';
+import {
+  BENCH_CONTEXT,
+  BENCH_CONTEXT_URL,
+  benchJsonLd,
+  createBenchIssuer,
+} from '../../test/helpers/credential-factory.ts';
 import type { Scenario } from '../scenario.ts';
 import { createRelyingParty, exchangeForAccessToken, mintCode, withServerState } from '../seed.ts';
 import type { BenchServer } from '../server.ts';

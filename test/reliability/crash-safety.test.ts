@@ -128,6 +128,10 @@ for (const kind of DATABASE_KINDS) {
           users.size + credentials.size > before,
           `round ${round}: the burst acknowledged nothing before the kill`,
         );
+        assert.ok(
+          credentials.size > storedBefore,
+          `round ${round}: no credential store was acknowledged in the burst`,
+        );
 
         server = await startServerProcess(env);
 
