@@ -10,7 +10,7 @@ declare module 'fastify' {
   }
 }
 
-/** A preHandler that names the calling client from `x-api-token`, or answers 401. */
+/** An onRequest hook that names the calling client from `x-api-token`, or answers 401 before the body is read. */
 export function requireApiToken(db: Kysely<Database>) {
   return async (request: FastifyRequest): Promise<void> => {
     const token = request.headers['x-api-token'];

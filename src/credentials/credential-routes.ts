@@ -29,7 +29,7 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = 
   app.post(
     '/v1/vc/issuer/store',
     {
-      preHandler: requireApiToken(deps.credentials.db),
+      onRequest: requireApiToken(deps.credentials.db),
       schema: {
         tags,
         security: [{ apiToken: [] }],
@@ -54,7 +54,7 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = 
   app.get(
     '/v1/openidc/credentials',
     {
-      preHandler: bearer,
+      onRequest: bearer,
       schema: {
         tags,
         security: [{ bearer: [] }],
@@ -71,7 +71,7 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = 
   app.post(
     '/v1/openidc/credentials/proof',
     {
-      preHandler: bearer,
+      onRequest: bearer,
       schema: {
         tags,
         security: [{ bearer: [] }],

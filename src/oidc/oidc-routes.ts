@@ -192,7 +192,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
   app.get(
     OIDC_PATHS.userinfo,
     {
-      preHandler: requireBearer({ db, keys: deps.tokens.keys, issuer }),
+      onRequest: requireBearer({ db, keys: deps.tokens.keys, issuer }),
       schema: {
         tags,
         security: [{ bearer: [] }],

@@ -20,7 +20,7 @@ import {
 
 /** Endpoints 7–10 of the contract: transport only; the rules live in subclient-service.ts. */
 export const subClientRoutes: FastifyPluginAsyncTypebox<SubClientDeps> = async (app, deps) => {
-  app.addHook('preHandler', requireApiToken(deps.db));
+  app.addHook('onRequest', requireApiToken(deps.db));
   const security = [{ apiToken: [] }];
   const tags = ['Sub-clients'];
 

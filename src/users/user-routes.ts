@@ -7,7 +7,7 @@ import { createUser, type UserDeps } from './user-service.ts';
 
 /** Endpoint 11 of the contract: transport only; the rules live in user-service.ts. */
 export const userRoutes: FastifyPluginAsyncTypebox<UserDeps> = async (app, deps) => {
-  app.addHook('preHandler', requireApiToken(deps.db));
+  app.addHook('onRequest', requireApiToken(deps.db));
 
   app.post(
     '/v1/user/create',
