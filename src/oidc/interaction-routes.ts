@@ -53,6 +53,10 @@ export interface InteractionRouteDeps {
 export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> = async (app, options) => {
   const { interactions: deps, wallet } = options;
   const tags = ['Log-in interaction'];
+  // Before the body is read or validated: a cross-site request gets nothing but 403.
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'POST') refuseCrossSite(request, deps.config.publicUrl);
+  });
   const secure = deps.config.environment === 'production';
   const finish = (reply: FastifyReply, login: FinishedLogin) => {
     if (login.sessionId) {
@@ -133,7 +137,6 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
       schema: postSchema('Log in with Sign-In with Ethereum (EIP-4361, EIP-191 signature)', WalletLoginBody),
     },
     async (request, reply) => {
-      refuseCrossSite(request, deps.config.publicUrl);
       const body = request.body as { message: string; signature: string };
       return finish(reply, await logInWithSiwe(deps, request.params.id, body, request.ip));
     },
@@ -143,7 +146,6 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     '/interaction/:id/login/email',
     { schema: postSchema('Send a 6-digit one-time code to an e-mail address', EmailLoginBody) },
     async (request, reply) => {
-      refuseCrossSite(request, deps.config.publicUrl);
       await sendEmailCode(
         deps,
         request.params.id,
@@ -159,7 +161,6 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     '/interaction/:id/login/email/verify',
     { schema: postSchema('Log in with the one-time code (5 tries, 10 minutes)', EmailVerifyBody) },
     async (request, reply) => {
-      refuseCrossSite(request, deps.config.publicUrl);
       return finish(
         reply,
         await verifyEmailCode(deps, request.params.id, request.body as { code: string }, request.ip),
@@ -181,7 +182,6 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
       },
     },
     async (request, reply) => {
-      refuseCrossSite(request, deps.config.publicUrl);
       reply.header('cache-control', 'no-store');
       const result = await decideConsent(wallet, request.params.id, request.body);
       return result.redirectTo ? { redirect_to: result.redirectTo } : { next: 'done' };

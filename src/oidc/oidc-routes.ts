@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
@@ -11,7 +12,7 @@ import { checkAuthorizationRequest } from './authorize-request.ts';
 import { bearerOf, requireBearer } from './bearer.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
 import { type InteractionDeps, startLoginInteraction } from './interaction-service.ts';
-import { renderErrorPage } from './login-page.ts';
+import { pageCsp, renderErrorPage } from './login-page.ts';
 import { TokenRequestBody, TokenResponseBody, UserInfoBody } from './oidc-schemas.ts';
 import { findLiveSession } from './session-repository.ts';
 import { exchangeAuthorizationCode, type TokenDeps } from './token-service.ts';
@@ -92,8 +93,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
         findClient(db, id),
       );
       if (check.kind === 'error_page') {
-        reply.code(400).type('text/html; charset=utf-8');
-        return renderErrorPage({ title: 'This log-in link is not valid', message: check.message });
+        const cspNonce = randomBytes(16).toString('base64');
+        reply.code(400).type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
+        return renderErrorPage({ title: 'This log-in link is not valid', message: check.message, cspNonce });
       }
       if (check.kind === 'redirect_error') {
         return reply.redirect(

@@ -86,6 +86,7 @@ for (const kind of DATABASE_KINDS) {
         const before = users.size + credentials.size;
         const storedBefore = credentials.size;
         const url = server.url;
+        const firstStore = Promise.withResolvers<void>();
         let crashed = false;
         // A burst: loops that keep IN_FLIGHT writes going until the server is gone.
         const loops = Array.from({ length: IN_FLIGHT }, async (_, lane) => {
@@ -109,18 +110,23 @@ for (const kind of DATABASE_KINDS) {
                   headers: { 'x-api-token': token, 'content-type': 'application/json' },
                   body: JSON.stringify({ vc }),
                 });
-                if (r.status === 201)
+                if (r.status === 201) {
                   credentials.set(
                     vc['id'] as string,
                     ((await r.json()) as { data: { cid: string } }).data.cid,
                   );
+                  firstStore.resolve();
+                }
               }
             } catch {
               return; // the connection died with the server
             }
           }
         });
-        await new Promise((r) => setTimeout(r, 400 + Math.floor(Math.random() * 800)));
+        // Kill at a random moment, but only once the burst has had a store acknowledged (under
+        // load that can take a while) so that every round tests both kinds of write.
+        await Promise.race([firstStore.promise, new Promise((r) => setTimeout(r, 30_000))]);
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 600)));
         await server.kill('SIGKILL');
         crashed = true;
         await Promise.all(loops);
