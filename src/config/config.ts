@@ -40,6 +40,8 @@ export interface Config {
   apiRateLimit: number;
   /** Worker threads for bbs-2023 verification and derivation; 0 runs them on the main thread. */
   cryptoThreads: number;
+  /** Log-in attempts per minute from one address; 0 turns this limit off (the per-log-in limits stay). */
+  loginRateLimit: number;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -132,6 +134,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const bodyLimit = readInteger(env, 'BODY_LIMIT', 256 * 1024, 1024, 16 * 1024 * 1024);
   const apiRateLimit = readInteger(env, 'API_RATE_LIMIT', 6000, 0, 100_000_000);
   const cryptoThreads = readInteger(env, 'CRYPTO_THREADS', availableParallelism(), 0, 64);
+  const loginRateLimit = readInteger(env, 'LOGIN_RATE_LIMIT', 30, 0, 1_000_000);
 
   if (environment === 'production') {
     if (!masterKey) throw new ConfigError('MASTER_KEY', 'is required in production (NODE_ENV=production)');
@@ -162,5 +165,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     bodyLimit,
     apiRateLimit,
     cryptoThreads,
+    loginRateLimit,
   };
 }

@@ -24,6 +24,9 @@ export function createPooledOperations(options: {
     minThreads: 0,
     maxThreads: options.threads,
     idleTimeout: 60_000,
+    // A task needs a few megabytes; a bounded heap makes V8 collect early instead of letting each
+    // thread grow towards the machine's default limit.
+    resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
   });
 
   async function run(task: TaskInput): Promise<CryptoTaskResult> {

@@ -33,7 +33,7 @@ export interface InteractionDeps {
   users: UserDeps;
   mailer: Mailer;
   limiter: RateLimiter;
-  config: Pick<Config, 'publicUrl' | 'environment'>;
+  config: Pick<Config, 'publicUrl' | 'environment' | 'loginRateLimit'>;
   /** Key of the one-time code HMAC (derived from the master key). */
   oneTimeCodeKey: Uint8Array;
   recaptchaVerifyUrl?: string;
@@ -46,6 +46,12 @@ export interface InteractionDeps {
 /** An interaction lasts as long as a person may reasonably take to log in. */
 export const INTERACTION_TTL_MS = 30 * 60_000;
 export const SESSION_TTL_MS = 7 * 24 * 3600_000;
+
+/** Log-in attempts per address and minute (LOGIN_RATE_LIMIT); 0 turns the per-address limit off. */
+async function hitLoginLimit(deps: InteractionDeps, ip: string): Promise<void> {
+  if (deps.config.loginRateLimit > 0)
+    await deps.limiter.hit(`login:ip:${ip}`, deps.config.loginRateLimit, 60);
+}
 const MAX_CODES_SENT = 5;
 
 const clock = (deps: InteractionDeps) => (deps.now ? deps.now() : new Date());
@@ -254,7 +260,7 @@ export async function logInWithSiwe(
   body: { message: string; signature: string },
   ip: string,
 ): Promise<FinishedLogin> {
-  await deps.limiter.hit(`login:ip:${ip}`, 30, 60);
+  await hitLoginLimit(deps, ip);
   const row = await liveInteraction(deps, id);
   await deps.limiter.hit(`login:interaction:${id}`, 10, 600);
   const { address, chainId } = await verifySiweLogin({
@@ -281,7 +287,7 @@ export async function sendEmailCode(
   body: { email: string; recaptcha_token?: string | undefined },
   ip: string,
 ): Promise<void> {
-  await deps.limiter.hit(`login:ip:${ip}`, 30, 60);
+  await hitLoginLimit(deps, ip);
   const row = await liveInteraction(deps, id);
   const email = body.email.trim();
   if (email.length > 254 || !EMAIL.test(email)) {
@@ -331,7 +337,7 @@ export async function verifyEmailCode(
   body: { code: string },
   ip: string,
 ): Promise<FinishedLogin> {
-  await deps.limiter.hit(`login:ip:${ip}`, 30, 60);
+  await hitLoginLimit(deps, ip);
   const row = await liveInteraction(deps, id);
   if (!row.otp_hash || !row.otp_email_sealed || !row.otp_expires_at) {
     throw new CofferError('invalid_request', 'No code was sent for this log-in; ask for one first.');
