@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createSiweMessage } from 'viem/siwe';
 import { fastBbs } from '../../src/bbs/index.ts';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
@@ -10,6 +9,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { BENCH_CONTEXT, BENCH_CONTEXT_URL, createBenchIssuer } from '../helpers/credential-factory.ts';
 import { createTestDatabase, DATABASE_KINDS } from '../helpers/databases.ts';
 import { processEnv, startServerProcess } from '../helpers/server-process.ts';
+import { signSiwe } from '../oidc/flow-helpers.ts';
 
 /**
  * The soak (issue 7, `npm run test:soak`): a bounded mixed workload against a server process on
@@ -95,19 +95,7 @@ for (const kind of kinds as Array<'sqlite' | 'postgres'>) {
       );
       const interaction = authorize.response.headers.get('location')!;
       const view = await call('interaction', interaction, { headers: { accept: 'application/json' } });
-      const siwe = view.body.siwe;
-      const message = createSiweMessage({
-        address: account.address,
-        domain: siwe.domain,
-        uri: siwe.uri,
-        chainId: siwe.chain_id,
-        nonce: siwe.nonce,
-        issuedAt: new Date(siwe.issued_at),
-        expirationTime: new Date(siwe.expiration_time),
-        statement: siwe.statement,
-        version: '1',
-      });
-      const signature = await account.signMessage({ message });
+      const { message, signature } = await signSiwe(account, view.body.siwe);
       const login = await call('login', `${interaction}/login/wallet`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
