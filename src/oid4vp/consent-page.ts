@@ -72,13 +72,15 @@ document.getElementById('decline-button').addEventListener('click', function (ev
 })();
 `;
 
+// Issuer DIDs and claim paths are long unbroken words: they wrap anywhere, and the fieldset
+// drops the min-content width browsers give it, so the page reflows to 320px (WCAG 1.4.10).
 const CONSENT_STYLE = `
-fieldset { border: 1px solid #d0d4da; border-radius: 6px; margin: 1rem 0; padding: 0.75rem 1rem; }
+fieldset { border: 1px solid #d0d4da; border-radius: 6px; margin: 1rem 0; padding: 0.75rem 1rem; min-width: 0; }
 legend { font-weight: 600; padding: 0 0.25rem; }
 .candidate { display: flex; gap: 0.5rem; align-items: flex-start; margin: 0.5rem 0; }
 .candidate input { width: auto; margin-top: 0.35rem; }
-.candidate label { font-weight: normal; margin: 0; }
-dl { margin: 0.25rem 0 0; display: grid; grid-template-columns: max-content 1fr; gap: 0 0.75rem; }
+.candidate label { font-weight: normal; margin: 0; min-width: 0; overflow-wrap: anywhere; }
+dl { margin: 0.25rem 0 0; display: grid; grid-template-columns: fit-content(50%) 1fr; gap: 0 0.75rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 .verifier { background: #f4f5f7; padding: 0.75rem; border-radius: 6px; overflow-wrap: anywhere; }
 .warning { color: #92400e; font-weight: 600; }

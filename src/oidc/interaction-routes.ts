@@ -69,6 +69,12 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     return login.redirectTo ? { redirect_to: login.redirectTo } : { next: login.next };
   };
 
+  // Browsers ask every site for /favicon.ico; a 404 would log an error in the console of every
+  // log-in and consent page. No content (cached for a day) says there is no icon.
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.code(204).header('cache-control', 'public, max-age=86400').send(),
+  );
+
   app.get(
     '/interaction/:id',
     {

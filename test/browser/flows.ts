@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import * as oidc from 'openid-client';
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { createClient } from '../../src/clients/client-admin.ts';
+import { logInUser, registerPersonContext } from '../credentials/helpers.ts';
+import { createStockIssuer, personCredential, type StockIssuer } from '../credentials/stock-issuer.ts';
+import type { TestServer } from '../helpers/server.ts';
+import {
+  codeFromOutbox,
+  postInteraction,
+  REDIRECT_URI,
+  type RelyingParty,
+  startLogin,
+} from '../oidc/flow-helpers.ts';
+
+/** Where the relying party of flow-helpers.ts is; the browser never reaches it (page.route). */
+export const RP_ORIGIN = new URL(REDIRECT_URI).origin;
+
+export const VERIFIER_ORIGIN = 'https://verifier.example';
+export const VERIFIER_REDIRECT_URI = `${VERIFIER_ORIGIN}/callback`;
+
+export interface AuthorizationStart {
+  url: string;
+  verifier: string;
+  nonce: string;
+  state: string;
+}
+
+/** The relying party's authorization URL (code flow, PKCE, state and nonce), as its app builds it. */
+export async function authorizationUrl(rp: RelyingParty): Promise<AuthorizationStart> {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const nonce = oidc.randomNonce();
+  const state = oidc.randomState();
+  const url = oidc.buildAuthorizationUrl(rp.config, {
+    redirect_uri: REDIRECT_URI,
+    scope: 'openid',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+  });
+  return { url: url.href, verifier, nonce, state };
+}
+
+/** The relying party redeems the code the browser brought back (openid-client checks the ID token). */
+export async function redeem(rp: RelyingParty, start: AuthorizationStart, callbackUrl: string) {
+  const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), {
+    pkceCodeVerifier: start.verifier,
+    expectedNonce: start.nonce,
+    expectedState: start.state,
+  });
+  return { tokens, claims: tokens.claims()! };
+}
+
+/** Someone who signed up by e-mail at the relying party (over HTTP, not in the browser): their DID. */
+export async function signUpByEmail(server: TestServer, rp: RelyingParty, email: string): Promise<string> {
+  const started = await startLogin(server, rp);
+  const sent = await postInteraction(server, started.interactionPath, 'login/email', { email });
+  assert.equal(sent.status, 202);
+  const code = await codeFromOutbox(server, email);
+  const verified = await postInteraction(server, started.interactionPath, 'login/email/verify', { code });
+  assert.equal(verified.status, 200, JSON.stringify(verified.body));
+  const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(verified.body.redirect_to), {
+    pkceCodeVerifier: started.verifier,
+    expectedNonce: started.nonce,
+    expectedState: started.state,
+  });
+  return String(tokens.claims()!['did_wallet_address']);
+}
+
+export interface CredentialShop {
+  issuer: StockIssuer;
+  /** Stores a person credential with these claims for the subject DID; returns its id. */
+  store(subjectDid: string, claims: Record<string, string>): Promise<string>;
+}
+
+/** An issuer (a master client with an API token and the stock bbs-2023 stack) that stores credentials. */
+export async function credentialShop(server: TestServer): Promise<CredentialShop> {
+  await registerPersonContext(server);
+  const { token } = await server.createMaster('Issuer');
+  const issuer = await createStockIssuer();
+  return {
+    issuer,
+    async store(subjectDid, claims) {
+      const vc = await issuer.issue(personCredential(issuer.did, subjectDid, claims));
+      const stored = await server.request('POST', '/v1/vc/issuer/store', {
+        headers: { 'x-api-token': token },
+        body: { vc },
+      });
+      assert.equal(stored.status, 201, stored.text);
+      return String(vc['id']);
+    },
+  };
+}
+
+/**
+ * Someone who signed up at the relying party with a new wallet (over HTTP, not in the browser)
+ * and holds person credentials with these first names: their wallet account.
+ */
+export async function walletHolder(
+  server: TestServer,
+  rp: RelyingParty,
+  shop: CredentialShop,
+  firstNames: string[],
+): Promise<PrivateKeyAccount> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const user = await logInUser(server, rp, account);
+  for (const firstName of firstNames)
+    await shop.store(user.did, { first_name: firstName, last_name: 'Lovelace' });
+  return account;
+}
+
+/** A verifier registered with the wallet (`coffer client create --verifier`), answered by fragment. */
+export async function registerVerifier(server: TestServer, name = 'Bar & Grill Age Check') {
+  const created = await createClient(server.database.db, {
+    name,
+    verifier: true,
+    redirectUris: [VERIFIER_REDIRECT_URI],
+  });
+  return String(created.client_id);
+}
+
+export interface PresentationRequest {
+  url: string;
+  nonce: string;
+  state: string;
+}
+
+/** The verifier's OpenID4VP request for a person credential's first name, by value. */
+export function presentationRequest(server: TestServer, clientId: string): PresentationRequest {
+  const nonce = randomBytes(16).toString('base64url');
+  const state = randomBytes(16).toString('base64url');
+  const dcql = {
+    credentials: [
+      {
+        id: 'person',
+        format: 'ldp_vc',
+        meta: { type_values: [['https://issuer.example/vocab#PersonCredential']] },
+        claims: [{ path: ['credentialSubject', 'first_name'] }],
+      },
+    ],
+  };
+  const query = new URLSearchParams({
+    response_type: 'vp_token',
+    response_mode: 'fragment',
+    client_id: clientId,
+    redirect_uri: VERIFIER_REDIRECT_URI,
+    nonce,
+    state,
+    dcql_query: JSON.stringify(dcql),
+  });
+  return { url: `${server.url}/v1/oid4vp/authorize?${query}`, nonce, state };
+}
+
+/** The parameters in the fragment of the URL where the browser landed at the verifier. */
+export function fragmentOf(url: string): URLSearchParams {
+  return new URLSearchParams(new URL(url).hash.slice(1));
+}
