@@ -219,6 +219,16 @@ for (const kind of DATABASE_KINDS) {
         assert.equal(seen.verifier.certificate.trusted, true);
       });
 
+      test('a certificate issued by an end-entity certificate under the anchor is not trusted', async () => {
+        // Any verifier holding a trusted certificate could otherwise mint one for any name.
+        const endEntity = await makeCertificate({ subject: 'CN=Honest Verifier', issuer: anchor });
+        const minted = await makeCertificate({ subject: 'CN=Some Bank', issuer: endEntity });
+        const identity = await x509HashIdentity(minted, [endEntity]);
+        const seen = await verifierSeen(await verifier.createRequest({ identity }));
+        assert.equal(seen.verifier.certificate.subject, 'CN=Some Bank');
+        assert.equal(seen.verifier.certificate.trusted, false);
+      });
+
       test('a self-signed certificate, or one that only names the anchor as issuer, is not trusted', async () => {
         const selfSigned = await verifierSeen(await verifier.createRequest());
         assert.equal(selfSigned.verifier.certificate.trusted, false);
