@@ -122,6 +122,8 @@ export interface RequestOptions {
   jwtHeader?: Record<string, unknown>;
   /** Signs with this key instead of the key of the x5c leaf. */
   signingKey?: Key;
+  /** Keys listed before the verifier's own in client_metadata.jwks: ones the wallet should pass over. */
+  encryptionKeysBefore?: JWK[];
   /** Answers a POST to request_uri without the wallet_nonce it carried. */
   ignoreWalletNonce?: boolean;
 }

@@ -13,6 +13,7 @@ import {
 } from './verifier.ts';
 import {
   authorize,
+  decide,
   errorAtVerifier,
   errorPage,
   startConsent,
@@ -108,6 +109,43 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(received.error, 'invalid_client');
       assert.equal(received.state, transaction.state);
       assert.equal(received.vpToken, null);
+    });
+
+    test('encryption keys the wallet cannot use are passed over; with none left, invalid_request in clear', async () => {
+      const unusable = [
+        { kty: 'EC', crv: 'P-256', alg: 'ECDH-ES', use: 'enc', kid: 'short', x: 'AAAA', y: 'AAAA' },
+        {
+          kty: 'OKP',
+          crv: 'Ed25519',
+          alg: 'ECDH-ES',
+          kid: 'signing-curve',
+          x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo',
+        },
+      ];
+      const metadata = (keys: object[]) => ({
+        client_metadata: {
+          vp_formats_supported: LDP_VC_FORMATS,
+          jwks: { keys },
+          encrypted_response_enc_values_supported: ['A256GCM'],
+        },
+      });
+      const refused = await verifier.createRequest({ parameters: metadata(unusable) });
+      const received = errorAtVerifier(
+        await authorize(world.server, refused.query),
+        refused,
+        'invalid_request',
+      );
+      assert.equal(received.jweHeader, null);
+      assert.match(String(received.parameters['error_description']), /client_metadata\.jwks/);
+
+      const mixed = await verifier.createRequest({ encryptionKeysBefore: unusable });
+      const path = await startConsent(world.server, mixed.query);
+      const declined = await decide(world.server, path, { decision: 'decline' });
+      assert.equal(declined.status, 200, JSON.stringify(declined.body));
+      const [answer] = mixed.received;
+      assert.equal(answer?.refusal, null, answer?.refusal ?? '');
+      assert.equal(answer?.jweHeader?.kid, mixed.encryptionKey!.publicJwk.kid, 'the usable key was chosen');
+      assert.equal(answer?.error, 'access_denied');
     });
 
     test('an expired request object', async () => {
