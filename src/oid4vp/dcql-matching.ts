@@ -14,6 +14,11 @@ export interface HeldCredential {
   document: Record<string, unknown>;
   /** The credential's `type` values expanded to IRIs by its JSON-LD contexts. */
   expandedTypes: string[];
+  /**
+   * Whether a presentation signed by the account's holder key proves holder binding: the subject
+   * is that key's did:key. A credential issued to the wallet's did:pkh is not bound to it.
+   */
+  holderBinding: boolean;
 }
 
 export interface ClaimSelection {
@@ -105,7 +110,7 @@ export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): D
       credential_format: 'ldp_vc' as const,
       type: c.expandedTypes,
       claims: c.document as Record<string, never>,
-      cryptographic_holder_binding: true,
+      cryptographic_holder_binding: c.holderBinding,
     })),
   );
   const matches = result.credential_matches as Record<

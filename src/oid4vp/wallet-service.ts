@@ -170,10 +170,12 @@ async function heldCredentials(deps: WalletDeps, accountIds: number[]): Promise<
         string,
         unknown
       >;
+      const subject = (document['credentialSubject'] as { id?: unknown } | undefined)?.id;
       return {
         id: row.credential_id,
         document,
         expandedTypes: await expandedTypes(document, deps),
+        holderBinding: subject === row.did,
         userId: row.user_id,
         did: row.did,
       };

@@ -19,16 +19,65 @@ export interface Expectation {
   clientId: string;
   /** Per DCQL query id, per presentation: the credentialSubject claims it must disclose (besides id). */
   claims: Record<string, string[][]>;
+  /** Query ids asked with require_cryptographic_holder_binding false: bare derived credentials. */
+  withoutHolderBinding?: string[];
 }
 
 export interface CheckedPresentation {
   queryId: string;
-  holder: string;
+  /** The presentation's holder; null for a credential presented without holder binding. */
+  holder: string | null;
   credentialId: string;
   subject: Record<string, unknown>;
 }
 
 const documentLoader = stockDocumentLoader();
+
+function reasons(result: Json): string {
+  // jsonld-signatures wraps the reasons in a VerificationError's `errors`.
+  const errors = [result.error, ...(result.credentialResults ?? []).map((r: Json) => r.error)]
+    .filter(Boolean)
+    .flatMap((e: Json) => (Array.isArray(e.errors) ? e.errors : [e]))
+    .map((e: Json) => e.message ?? String(e));
+  return errors.join('; ') || 'no reason given';
+}
+
+/** A bbs-2023 derived credential that discloses exactly the claims asked for. */
+function checkDerived(credential: Json, claims: string[], where: string): Record<string, unknown> {
+  if (
+    credential.proof?.cryptosuite !== 'bbs-2023' ||
+    !String(credential.proof.proofValue).startsWith('u2V0D')
+  ) {
+    throw new Error(`${where}: the credential is not a bbs-2023 derived credential`);
+  }
+  if ('revealedPointers' in credential.proof || 'revealedIndices' in credential.proof) {
+    throw new Error(`${where}: the proof carries Coffer's API annotations`);
+  }
+  const subject = credential.credentialSubject;
+  const disclosed = Object.keys(subject ?? {})
+    .filter((k) => k !== 'id')
+    .sort();
+  if (JSON.stringify(disclosed) !== JSON.stringify([...claims].sort())) {
+    throw new Error(`${where} discloses ${disclosed.join(', ') || 'nothing'}; asked ${claims.join(', ')}`);
+  }
+  return subject;
+}
+
+/** Without holder binding (§5.4): the derived credential itself, not a presentation. */
+async function checkBareCredential(
+  credential: Json,
+  claims: string[],
+  where: string,
+): Promise<Omit<CheckedPresentation, 'queryId'>> {
+  if (credential.type?.includes?.('VerifiablePresentation')) {
+    throw new Error(`${where} is a presentation where a credential was expected`);
+  }
+  const suite = new DataIntegrityProof({ cryptosuite: createVerifyCryptosuite() });
+  const result = await vc.verifyCredential({ credential, suite, documentLoader });
+  if (!result.verified) throw new Error(`${where} does not verify: ${reasons(result)}`);
+  const subject = checkDerived(credential, claims, where);
+  return { holder: null, credentialId: credential.id, subject };
+}
 
 async function checkPresentation(
   presentation: Json,
@@ -47,14 +96,7 @@ async function checkPresentation(
     suite,
     documentLoader,
   });
-  if (!result.verified) {
-    // jsonld-signatures wraps the reasons in a VerificationError's `errors`.
-    const errors = [result.error, ...(result.credentialResults ?? []).map((r: Json) => r.error)]
-      .filter(Boolean)
-      .flatMap((e: Json) => (Array.isArray(e.errors) ? e.errors : [e]))
-      .map((e: Json) => e.message ?? String(e));
-    throw new Error(`${where} does not verify: ${errors.join('; ') || 'no reason given'}`);
-  }
+  if (!result.verified) throw new Error(`${where} does not verify: ${reasons(result)}`);
   const proof = presentation.proof;
   if (proof?.cryptosuite !== 'eddsa-rdfc-2022' || proof.proofPurpose !== 'authentication') {
     throw new Error(`${where} is not an eddsa-rdfc-2022 authentication proof`);
@@ -71,23 +113,8 @@ async function checkPresentation(
     throw new Error(`${where} must carry exactly one credential`);
   }
   const [credential] = credentials;
-  if (
-    credential.proof?.cryptosuite !== 'bbs-2023' ||
-    !String(credential.proof.proofValue).startsWith('u2V0D')
-  ) {
-    throw new Error(`${where}: the credential is not a bbs-2023 derived credential`);
-  }
-  if ('revealedPointers' in credential.proof || 'revealedIndices' in credential.proof) {
-    throw new Error(`${where}: the proof carries Coffer's API annotations`);
-  }
-  const subject = credential.credentialSubject;
-  if (subject?.id !== holder) throw new Error(`${where}: the credential's subject is not the holder`);
-  const disclosed = Object.keys(subject)
-    .filter((k) => k !== 'id')
-    .sort();
-  if (JSON.stringify(disclosed) !== JSON.stringify([...claims].sort())) {
-    throw new Error(`${where} discloses ${disclosed.join(', ') || 'nothing'}; asked ${claims.join(', ')}`);
-  }
+  const subject = checkDerived(credential, claims, where);
+  if (subject['id'] !== holder) throw new Error(`${where}: the credential's subject is not the holder`);
   return { holder, credentialId: credential.id, subject };
 }
 
@@ -110,7 +137,10 @@ export async function checkVpToken(
       throw new Error(`vp_token.${id} has ${presentations.length} presentations; expected ${claims.length}`);
     }
     for (const [i, presentation] of presentations.entries()) {
-      const result = await checkPresentation(presentation, expected, claims[i]!, `vp_token.${id}[${i}]`);
+      const where = `vp_token.${id}[${i}]`;
+      const result = expected.withoutHolderBinding?.includes(id)
+        ? await checkBareCredential(presentation, claims[i]!, where)
+        : await checkPresentation(presentation, expected, claims[i]!, where);
       checked.push({ queryId: id, ...result });
     }
   }

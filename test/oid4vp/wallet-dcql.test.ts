@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { logInUser } from '../credentials/helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { registerRelyingParty } from '../oidc/flow-helpers.ts';
 import { checkVpToken } from './presentation-check.ts';
 import { PERSON_TYPE, personQuery, startVerifier, type Transaction, type Verifier } from './verifier.ts';
 import {
@@ -179,6 +181,51 @@ for (const kind of DATABASE_KINDS) {
 
       const received = await approve(world.server, path, transaction, { person: ada.credentialId });
       await checkVpToken(received.vpToken, expectation(transaction, { person: [['first_name']] }));
+    });
+
+    describe('holder binding of a credential issued to the did:pkh of the wallet', () => {
+      let pkhCredentialId: string;
+      let holder: Awaited<ReturnType<typeof logInUser>>;
+      const account = privateKeyToAccount(generatePrivateKey());
+
+      before(async () => {
+        // did:pkh credentials are issued to users of the issuer's own tenants.
+        const rp = await registerRelyingParty(world.server, world.issuerClientId);
+        holder = await logInUser(world.server, rp, account);
+        const subject = `did:pkh:eip155:1:${account.address}`;
+        pkhCredentialId = String((await issueTo(world, subject, { first_name: 'Charles' }))['id']);
+      });
+
+      const consentOf = async (query: object) => {
+        const transaction = await verifier.createRequest({ dcql: { credentials: [query] } });
+        const path = await startConsent(world.server, transaction.query);
+        await logInWithSiweInConsent(world.server, path, account);
+        return { transaction, path, consent: await consentView(world.server, path) };
+      };
+
+      test('is not offered where holder binding is required: the holder key cannot prove it', async () => {
+        const { consent } = await consentOf(personQuery('person', ['first_name']));
+        assert.deepEqual(consent.requests[0].candidates, []);
+        assert.equal(consent.satisfiable, false);
+      });
+
+      test('is presented as a derived credential where the verifier waives holder binding', async () => {
+        const { transaction, path, consent } = await consentOf(
+          personQuery('person', ['first_name'], { require_cryptographic_holder_binding: false }),
+        );
+        assert.deepEqual(
+          consent.requests[0].candidates.map((c: { credential_id: string }) => c.credential_id),
+          [pkhCredentialId],
+        );
+        const received = await approve(world.server, path, transaction);
+        const [checked] = await checkVpToken(received.vpToken, {
+          ...expectation(transaction, { person: [['first_name']] }),
+          withoutHolderBinding: ['person'],
+        });
+        assert.equal(checked!.credentialId, pkhCredentialId);
+        assert.equal(checked!.subject['id'], `did:pkh:eip155:1:${account.address}`);
+        assert.notEqual(checked!.subject['id'], holder.did);
+      });
     });
 
     test('a query nobody can satisfy: shown as such, approve is 400, decline sends access_denied', async () => {

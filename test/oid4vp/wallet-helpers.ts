@@ -20,6 +20,8 @@ export interface WalletWorld {
   verifier: Verifier;
   rp: RelyingParty;
   issuer: StockIssuer;
+  /** The issuer is a master client; relying parties may be its sub-clients. */
+  issuerClientId: number;
   issuerToken: string;
 }
 
@@ -31,12 +33,14 @@ export async function startWalletWorld(
   const outbound = createOutboundClient({ allowPrivateTargets: true, ca: verifier.tlsCertificatePem });
   const server = await startTestServer(kind, { ALLOW_PRIVATE_TARGETS: 'true', ...extraEnv }, { outbound });
   await registerPersonContext(server);
+  const master = await server.createMaster('Issuer');
   return {
     server,
     verifier,
     rp: await registerRelyingParty(server),
     issuer: await createStockIssuer(),
-    issuerToken: (await server.createMaster('Issuer')).token,
+    issuerClientId: master.clientId,
+    issuerToken: master.token,
   };
 }
 
