@@ -103,13 +103,22 @@ function selectedClaims(
   return claims.filter((claim) => claim.id !== undefined && chosen.includes(claim.id));
 }
 
+/**
+ * What claims paths select from: the credential without its proof. The proof is no claim, and a
+ * pointer into it cannot be disclosed (the derivation would fail once the person approves).
+ */
+function claimsOf(document: Record<string, unknown>): Record<string, unknown> {
+  const { proof: _proof, ...claims } = document;
+  return claims;
+}
+
 export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): DcqlEvaluation {
   const result = DcqlQuery.query(
     query,
     held.map((c) => ({
       credential_format: 'ldp_vc' as const,
       type: c.expandedTypes,
-      claims: c.document as Record<string, never>,
+      claims: claimsOf(c.document) as Record<string, never>,
       cryptographic_holder_binding: c.holderBinding,
     })),
   );
@@ -131,7 +140,7 @@ export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): D
           credentialId: credential.id,
           claims: selectedClaims(credentialQuery, match).map((claim) => ({
             path: claim.path,
-            ...resolveClaimsPath(credential.document, claim.path),
+            ...resolveClaimsPath(claimsOf(credential.document), claim.path),
           })),
         };
       }),

@@ -228,6 +228,23 @@ for (const kind of DATABASE_KINDS) {
       });
     });
 
+    test('a claims path into the proof matches nothing: the proof is not a claim', async () => {
+      const { transaction, path, consent } = await consentFor({
+        credentials: [
+          {
+            ...personQuery('person', []),
+            claims: [{ path: ['proof', 'cryptosuite'], values: ['bbs-2023'] }],
+          },
+        ],
+      });
+      assert.equal(consent.satisfiable, false);
+      assert.deepEqual(consent.requests[0].candidates, []);
+      const approved = await decide(world.server, path, { decision: 'approve' });
+      assert.equal(approved.status, 400, JSON.stringify(approved.body));
+      assert.equal((await decide(world.server, path, { decision: 'decline' })).status, 200);
+      assert.equal(transaction.received[0]?.error, 'access_denied');
+    });
+
     test('a query nobody can satisfy: shown as such, approve is 400, decline sends access_denied', async () => {
       const { transaction, path, consent } = await consentFor({ credentials: [PASSPORT_QUERY] });
       assert.equal(consent.satisfiable, false);
