@@ -111,6 +111,8 @@ export interface RequestOptions {
   /** How the request travels: parameters in the query, a request object by value, or by reference. */
   by?: 'parameters' | 'value' | 'reference' | 'reference-post';
   identity?: SigningIdentity;
+  /** Identify as `redirect_uri:<response_uri>` (§5.9.3) instead of by certificate; unsigned only. */
+  redirectUriPrefix?: boolean;
   responseMode?: 'direct_post' | 'direct_post.jwt';
   dcql?: object;
   nonce?: string;
@@ -320,6 +322,7 @@ export async function startVerifier(): Promise<Verifier> {
     const signer = options.identity ?? identity;
     const responseMode = options.responseMode ?? 'direct_post.jwt';
     const base = newTransaction(signer.clientId, options.nonce ?? random());
+    if (options.redirectUriPrefix) base.clientId = `redirect_uri:${base.responseUri}`;
     const key = responseMode === 'direct_post.jwt' ? await encryptionKey() : null;
     const payload: Record<string, unknown> = {
       response_type: 'vp_token',

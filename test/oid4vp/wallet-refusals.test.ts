@@ -148,6 +148,18 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(answer?.error, 'access_denied');
     });
 
+    test('a pre-registered verifier asking for an unregistered redirect_uri gets a page, not a redirect', async () => {
+      const registered = await createClient(world.server.database.db, {
+        name: 'Careful Verifier',
+        verifier: true,
+        redirectUris: ['https://verifier.example/cb'],
+      });
+      const transaction = verifier.createRegisteredRequest(String(registered.client_id), 'fragment', {
+        parameters: { redirect_uri: 'https://attacker.example/cb' },
+      });
+      await refusedOnPage(transaction, /not registered for this verifier/);
+    });
+
     test('an expired request object', async () => {
       const now = Math.floor(Date.now() / 1000);
       const transaction = await verifier.createRequest({ jwtClaims: { iat: now - 900, exp: now - 300 } });
@@ -229,6 +241,13 @@ for (const kind of DATABASE_KINDS) {
 
       assert.equal(verifier.connections(), before, 'the verifier saw no connection');
       assert.equal(transaction.requestFetches.length, 0);
+    });
+
+    test('a response_uri on a private address is refused before anything is sent', async () => {
+      const transaction = await verifier.createRequest({ by: 'value' });
+      const before = verifier.connections();
+      errorPage(await authorize(server, transaction.query), transaction, /private or loopback/);
+      assert.equal(verifier.connections(), before, 'the verifier saw no connection');
     });
   });
 }

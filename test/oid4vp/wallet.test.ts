@@ -176,6 +176,21 @@ for (const kind of DATABASE_KINDS) {
       await checkFirstName(transaction, received.vpToken);
     });
 
+    test('a redirect_uri: verifier (unsigned, direct_post.jwt) is answered at that URI and shown as unverified', async () => {
+      const transaction = await verifier.createRequest({ by: 'parameters', redirectUriPrefix: true });
+      assert.equal(transaction.clientId, `redirect_uri:${transaction.responseUri}`);
+      const path = await startConsent(world.server, transaction.query);
+      const html = await (await fetch(world.server.url + path)).text();
+      assert.match(html, /Unverified: this verifier is known only by its address/);
+      await logInWithSiweInConsent(world.server, path, ada.account);
+      const consent = await consentView(world.server, path);
+      assert.equal(consent.verifier.kind, 'redirect_uri');
+      assert.equal(consent.verifier.name, new URL(verifier.url).host);
+      const received = await approve(world.server, path, transaction);
+      encryptedTo(transaction, received);
+      await checkFirstName(transaction, received.vpToken);
+    });
+
     test('declining sends access_denied with the state, and nothing else', async () => {
       const transaction = await verifier.createRequest();
       const path = await startConsent(world.server, transaction.query);
