@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { logInUser } from '../credentials/helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
@@ -226,6 +227,25 @@ for (const kind of DATABASE_KINDS) {
         assert.equal(checked!.subject['id'], `did:pkh:eip155:1:${account.address}`);
         assert.notEqual(checked!.subject['id'], holder.did);
       });
+    });
+
+    test('a credential that expired after it was stored is no longer offered', async () => {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const holder = await personWithCredential(world, account);
+      const expiresAt = new Date(Date.now() + 1500);
+      await issueTo(world, holder.did, undefined, { validUntil: expiresAt.toISOString() });
+      await sleep(expiresAt.getTime() - Date.now() + 100);
+
+      const transaction = await verifier.createRequest();
+      const path = await startConsent(world.server, transaction.query);
+      await logInWithSiweInConsent(world.server, path, account);
+      const consent = await consentView(world.server, path);
+      assert.deepEqual(
+        consent.requests[0].candidates.map((c: { credential_id: string }) => c.credential_id),
+        [holder.credentialId],
+      );
+      const received = await approve(world.server, path, transaction);
+      await checkVpToken(received.vpToken, expectation(transaction, { person: [['first_name']] }));
     });
 
     test('a claims path into the proof matches nothing: the proof is not a claim', async () => {

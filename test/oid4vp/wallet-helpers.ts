@@ -49,8 +49,9 @@ export async function issueTo(
   world: WalletWorld,
   did: string,
   claims?: Record<string, string>,
+  extra?: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const vc = await world.issuer.issue(personCredential(world.issuer.did, did, claims));
+  const vc = await world.issuer.issue(personCredential(world.issuer.did, did, claims, extra));
   const stored = await world.server.request('POST', '/v1/vc/issuer/store', {
     headers: { 'x-api-token': world.issuerToken },
     body: { vc },
