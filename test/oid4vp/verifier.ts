@@ -104,7 +104,12 @@ export interface Transaction {
   received: Received[];
   /** Signs a request object, with the wallet_nonce the wallet sent by POST if any. */
   requestObject(walletNonce?: string): Promise<string>;
-  encryptionKey: { privateKey: Key; publicJwk: JWK } | null;
+  encryptionKey: EncryptionKey | null;
+}
+
+export interface EncryptionKey {
+  privateKey: Key;
+  publicJwk: JWK;
 }
 
 export interface RequestOptions {
@@ -113,6 +118,12 @@ export interface RequestOptions {
   identity?: SigningIdentity;
   /** Identify as `redirect_uri:<response_uri>` (§5.9.3) instead of by certificate; unsigned only. */
   redirectUriPrefix?: boolean;
+  /** Another client_id than the identity's, e.g. a pre-registered one (its keys registered with Coffer). */
+  clientId?: string;
+  /** The transaction id, so that its response URI can be registered before the request is made. */
+  id?: string;
+  /** The response encryption key, e.g. one registered with Coffer beforehand. */
+  encryptionKey?: EncryptionKey;
   responseMode?: 'direct_post' | 'direct_post.jwt';
   dcql?: object;
   nonce?: string;
@@ -160,7 +171,8 @@ export interface Verifier {
 
 const random = (bytes = 16) => randomBytes(bytes).toString('base64url');
 
-async function encryptionKey() {
+/** An ECDH-ES P-256 key for direct_post.jwt, with a kid (§5.1: every JWK in client_metadata has one). */
+export async function newEncryptionKey(): Promise<EncryptionKey> {
   const { privateKey, publicKey } = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid: random(8), alg: 'ECDH-ES', use: 'enc' };
   return { privateKey: privateKey as Key, publicJwk };
@@ -321,9 +333,10 @@ export async function startVerifier(): Promise<Verifier> {
     const by = options.by ?? 'reference';
     const signer = options.identity ?? identity;
     const responseMode = options.responseMode ?? 'direct_post.jwt';
-    const base = newTransaction(signer.clientId, options.nonce ?? random());
+    const base = newTransaction(options.clientId ?? signer.clientId, options.nonce ?? random(), options.id);
     if (options.redirectUriPrefix) base.clientId = `redirect_uri:${base.responseUri}`;
-    const key = responseMode === 'direct_post.jwt' ? await encryptionKey() : null;
+    const key =
+      responseMode === 'direct_post.jwt' ? (options.encryptionKey ?? (await newEncryptionKey())) : null;
     const payload: Record<string, unknown> = {
       response_type: 'vp_token',
       client_id: base.clientId,

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { exportJWK } from 'jose';
 import type { PrivateKeyAccount } from 'viem/accounts';
+import { createClient, setClientSettings } from '../../src/clients/client-admin.ts';
 import { createOutboundClient } from '../../src/http/outbound.ts';
+import { createFieldCipher } from '../../src/keys/field-cipher.ts';
+import { checkVerifierMetadata } from '../../src/oid4vp/verifier-registry.ts';
 import { logInUser, registerPersonContext } from '../credentials/helpers.ts';
 import { createStockIssuer, personCredential, type StockIssuer } from '../credentials/stock-issuer.ts';
 import type { DatabaseKind } from '../helpers/databases.ts';
@@ -12,7 +16,13 @@ import {
   registerRelyingParty,
   signSiwe,
 } from '../oidc/flow-helpers.ts';
-import type { Received, Transaction, Verifier } from './verifier.ts';
+import {
+  type EncryptionKey,
+  LDP_VC_FORMATS,
+  type Received,
+  type Transaction,
+  type Verifier,
+} from './verifier.ts';
 
 /** A Coffer that trusts the test verifier's TLS certificate, an issuer and a relying party. */
 export interface WalletWorld {
@@ -42,6 +52,34 @@ export async function startWalletWorld(
     issuerClientId: master.clientId,
     issuerToken: master.token,
   };
+}
+
+/**
+ * A verifier registered with `--verifier` whose metadata (as `coffer client set --verifier-metadata`
+ * stores it) holds its request-signing key (the verifier's certificate key, kid sig-1) and the
+ * response encryption key; its response URI is that of transaction `id`.
+ */
+export async function registerVerifierWithKeys(
+  world: WalletWorld,
+  id: string,
+  encryptionKey: EncryptionKey,
+): Promise<string> {
+  const { db } = world.server.database;
+  const signing = await exportJWK(world.verifier.identity.leaf.keys.publicKey);
+  const registered = await createClient(db, {
+    name: 'Keyed Verifier',
+    verifier: true,
+    redirectUris: [world.verifier.responseUriOf(id)],
+  });
+  const metadata = {
+    jwks: { keys: [{ ...signing, kid: 'sig-1', alg: 'ES256', use: 'sig' }, encryptionKey.publicJwk] },
+    encrypted_response_enc_values_supported: ['A256GCM'],
+    vp_formats_supported: LDP_VC_FORMATS,
+  };
+  await setClientSettings(db, createFieldCipher(world.server.masterKey), registered.client_id, {
+    verifierMetadata: checkVerifierMetadata(JSON.stringify(metadata)),
+  });
+  return String(registered.client_id);
 }
 
 /** The issuer stores a PersonCredential for the subject DID in Coffer; returns it as issued. */

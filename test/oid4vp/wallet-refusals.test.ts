@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
@@ -6,6 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { makeCertificate, newKeyPair } from './certificates.ts';
 import {
   LDP_VC_FORMATS,
+  newEncryptionKey,
   startVerifier,
   type Transaction,
   type Verifier,
@@ -16,6 +18,7 @@ import {
   decide,
   errorAtVerifier,
   errorPage,
+  registerVerifierWithKeys,
   startConsent,
   startWalletWorld,
   type WalletWorld,
@@ -46,6 +49,22 @@ for (const kind of DATABASE_KINDS) {
     test('a request object signed by another key than the x5c leaf', async () => {
       const other = await newKeyPair();
       const transaction = await verifier.createRequest({ by: 'value', signingKey: other.privateKey });
+      await refusedOnPage(transaction, /signature does not verify/);
+    });
+
+    test("a pre-registered verifier's request object signed by a key it did not register", async () => {
+      const id = randomBytes(9).toString('base64url');
+      const encryptionKey = await newEncryptionKey();
+      const clientId = await registerVerifierWithKeys(world, id, encryptionKey);
+      const transaction = await verifier.createRequest({
+        by: 'value',
+        id,
+        clientId,
+        encryptionKey,
+        parameters: { client_metadata: undefined },
+        jwtHeader: { kid: 'sig-1', x5c: undefined },
+        signingKey: (await newKeyPair()).privateKey,
+      });
       await refusedOnPage(transaction, /signature does not verify/);
     });
 

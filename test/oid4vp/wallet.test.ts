@@ -10,13 +10,20 @@ import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { postInteraction } from '../oidc/flow-helpers.ts';
 import { type Certified, fingerprintOf, makeCertificate } from './certificates.ts';
 import { checkVpToken } from './presentation-check.ts';
-import { startVerifier, type Transaction, type Verifier, x509HashIdentity } from './verifier.ts';
+import {
+  newEncryptionKey,
+  startVerifier,
+  type Transaction,
+  type Verifier,
+  x509HashIdentity,
+} from './verifier.ts';
 import {
   approve,
   consentView,
   decide,
   logInWithSiweInConsent,
   personWithCredential,
+  registerVerifierWithKeys,
   startConsent,
   startWalletWorld,
   type WalletWorld,
@@ -186,6 +193,29 @@ for (const kind of DATABASE_KINDS) {
       const consent = await consentView(world.server, path);
       assert.equal(consent.verifier.kind, 'redirect_uri');
       assert.equal(consent.verifier.name, new URL(verifier.url).host);
+      const received = await approve(world.server, path, transaction);
+      encryptedTo(transaction, received);
+      await checkFirstName(transaction, received.vpToken);
+    });
+
+    test('a pre-registered verifier with registered keys: a signed request object, direct_post.jwt', async () => {
+      const id = randomBytes(9).toString('base64url');
+      const encryptionKey = await newEncryptionKey();
+      const clientId = await registerVerifierWithKeys(world, id, encryptionKey);
+      const transaction = await verifier.createRequest({
+        by: 'reference',
+        id,
+        clientId,
+        encryptionKey,
+        // Registered metadata is not sent again (§5.1, invalid_client otherwise); the key is found by kid.
+        parameters: { client_metadata: undefined },
+        jwtHeader: { kid: 'sig-1', x5c: undefined },
+      });
+      const path = await startConsent(world.server, transaction.query);
+      await logInWithSiweInConsent(world.server, path, ada.account);
+      const consent = await consentView(world.server, path);
+      assert.equal(consent.verifier.name, 'Keyed Verifier');
+      assert.equal(consent.verifier.registered, true);
       const received = await approve(world.server, path, transaction);
       encryptedTo(transaction, received);
       await checkFirstName(transaction, received.vpToken);
