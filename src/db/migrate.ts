@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import type { Dialect } from './dialect.ts';
 import * as clients from './migrations/0001-clients.ts';
@@ -18,10 +18,23 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   };
 }
 
+/**
+ * Kysely looks for its own tables in every schema unless it is told which one: on a PostgreSQL
+ * that several schemas share (one per deployment, or per test run), another schema's
+ * kysely_migration_lock passes for ours, is never created here, and the migration fails.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
+async function migrationTableSchema(db: Kysely<any>, dialect: Dialect): Promise<string | undefined> {
+  if (dialect !== 'postgres') return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  const migrator = new Migrator({ db, provider });
+  const schema = await migrationTableSchema(db, dialect);
+  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
