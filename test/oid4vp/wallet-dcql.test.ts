@@ -45,9 +45,10 @@ for (const kind of DATABASE_KINDS) {
         location: 'Ockham',
       });
     });
+    // Optional chaining: when `before` failed, closing what was started must not fail too.
     after(async () => {
-      await world.server.close();
-      await verifier.close();
+      await world?.server.close();
+      await verifier?.close();
     });
 
     /** A request for the query, with Ada logged in at the consent. */

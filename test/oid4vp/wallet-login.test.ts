@@ -57,9 +57,10 @@ for (const kind of DATABASE_KINDS) {
       verifier = await startVerifier();
       world = await startWalletWorld(kind, verifier);
     });
+    // Optional chaining: when `before` failed, closing what was started must not fail too.
     after(async () => {
-      await world.server.close();
-      await verifier.close();
+      await world?.server.close();
+      await verifier?.close();
     });
 
     const presentedBy = async (

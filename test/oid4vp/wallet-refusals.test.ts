@@ -38,9 +38,10 @@ for (const kind of DATABASE_KINDS) {
       verifier = await startVerifier();
       world = await startWalletWorld(kind, verifier);
     });
+    // Optional chaining: when `before` failed, closing what was started must not fail too.
     after(async () => {
-      await world.server.close();
-      await verifier.close();
+      await world?.server.close();
+      await verifier?.close();
     });
 
     const refusedOnPage = async (transaction: Transaction, pattern: RegExp) =>
@@ -245,8 +246,8 @@ for (const kind of DATABASE_KINDS) {
       server = await startTestServer(kind);
     });
     after(async () => {
-      await server.close();
-      await verifier.close();
+      await server?.close();
+      await verifier?.close();
     });
 
     test('a request_uri on a private address is refused without connecting', async () => {

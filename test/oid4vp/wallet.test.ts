@@ -45,9 +45,10 @@ for (const kind of DATABASE_KINDS) {
       world = await startWalletWorld(kind, verifier, { VERIFIER_TRUST_ANCHORS: anchorFile });
       ada = await personWithCredential(world, privateKeyToAccount(generatePrivateKey()));
     });
+    // Optional chaining: when `before` failed, closing what was started must not fail too.
     after(async () => {
-      await world.server.close();
-      await verifier.close();
+      await world?.server.close();
+      await verifier?.close();
     });
 
     /** The verifier's own check of what it received: signatures, binding, and exactly first_name. */
