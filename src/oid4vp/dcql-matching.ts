@@ -88,7 +88,27 @@ export function resolveClaimsPath(
   return { pointers: selection.map((s) => s.pointer), values: selection.map((s) => s.value) };
 }
 
-type ClaimsQuery = { id?: string; path: Array<string | number | null> };
+type ClaimsQuery = {
+  id?: string;
+  path: Array<string | number | null>;
+  values?: Array<string | number | boolean>;
+};
+
+/**
+ * With `values`, a selected value that matches none is treated as absent (§6.4.1): asked whether
+ * one of several nationalities is "FR", the wallet discloses that element, not the others.
+ */
+function keepMatching(
+  selection: { pointers: string[]; values: unknown[] },
+  wanted: ClaimsQuery['values'],
+): { pointers: string[]; values: unknown[] } {
+  if (!wanted) return selection;
+  const keep = selection.values.map((value) => wanted.some((w) => w === value));
+  return {
+    pointers: selection.pointers.filter((_, i) => keep[i]),
+    values: selection.values.filter((_, i) => keep[i]),
+  };
+}
 
 /** The claims to disclose for one credential: all listed claims, or the first satisfiable claim set. */
 function selectedClaims(
@@ -140,7 +160,7 @@ export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): D
           credentialId: credential.id,
           claims: selectedClaims(credentialQuery, match).map((claim) => ({
             path: claim.path,
-            ...resolveClaimsPath(claimsOf(credential.document), claim.path),
+            ...keepMatching(resolveClaimsPath(claimsOf(credential.document), claim.path), claim.values),
           })),
         };
       }),

@@ -94,7 +94,7 @@ export async function createStockIssuer(contexts: Record<string, object> = {}): 
 export function personCredential(
   issuer: string,
   subject: string,
-  claims: Record<string, string> = {
+  claims: Record<string, unknown> = {
     first_name: 'Ada',
     last_name: 'Lovelace',
     date_of_birth: '1815-12-10',

@@ -249,6 +249,34 @@ for (const kind of DATABASE_KINDS) {
       await checkVpToken(received.vpToken, expectation(transaction, { person: [['first_name']] }));
     });
 
+    test('with values on an array wildcard, only the matching elements are disclosed', async () => {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const holder = await logInUser(world.server, world.rp, account);
+      await issueTo(world, holder.did, { first_name: 'Ada', claim_1: ['DE', 'FR', 'US'] });
+      const transaction = await verifier.createRequest({
+        dcql: {
+          credentials: [
+            {
+              ...personQuery('person', []),
+              claims: [{ path: ['credentialSubject', 'claim_1', null], values: ['FR'] }],
+            },
+          ],
+        },
+      });
+      const path = await startConsent(world.server, transaction.query);
+      await logInWithSiweInConsent(world.server, path, account);
+      const consent = await consentView(world.server, path);
+      assert.deepEqual(consent.requests[0].candidates[0].claims, [
+        { path: ['credentialSubject', 'claim_1', null], values: ['FR'] },
+      ]);
+      const received = await approve(world.server, path, transaction);
+      const [checked] = await checkVpToken(
+        received.vpToken,
+        expectation(transaction, { person: [['claim_1']] }),
+      );
+      assert.deepEqual([checked!.subject['claim_1']].flat(), ['FR'], 'DE and US are not disclosed');
+    });
+
     test('a claims path into the proof matches nothing: the proof is not a claim', async () => {
       const { transaction, path, consent } = await consentFor({
         credentials: [

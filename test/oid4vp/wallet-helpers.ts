@@ -86,7 +86,7 @@ export async function registerVerifierWithKeys(
 export async function issueTo(
   world: WalletWorld,
   did: string,
-  claims?: Record<string, string>,
+  claims?: Record<string, unknown>,
   extra?: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   const vc = await world.issuer.issue(personCredential(world.issuer.did, did, claims, extra));
@@ -102,7 +102,7 @@ export async function issueTo(
 export async function personWithCredential(
   world: WalletWorld,
   account: PrivateKeyAccount,
-  claims?: Record<string, string>,
+  claims?: Record<string, unknown>,
 ) {
   const user = await logInUser(world.server, world.rp, account);
   const credential = await issueTo(world, user.did, claims);
