@@ -33,13 +33,13 @@ const REQUEST_OBJECT_TYPE = 'application/oauth-authz-req+jwt';
 
 export const PERSON_TYPE = 'https://issuer.example/vocab#PersonCredential';
 
-/** A DCQL Credential Query for a PersonCredential's subject claims. */
+/** A DCQL Credential Query for a PersonCredential's subject claims (none: no `claims` at all). */
 export function personQuery(id: string, claims: string[], extra: Record<string, unknown> = {}) {
   return {
     id,
     format: 'ldp_vc',
     meta: { type_values: [[PERSON_TYPE]] },
-    claims: claims.map((claim) => ({ path: ['credentialSubject', claim] })),
+    ...(claims.length ? { claims: claims.map((claim) => ({ path: ['credentialSubject', claim] })) } : {}),
     ...extra,
   };
 }

@@ -89,6 +89,13 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(checked!.subject, { id: ada.did, first_name: 'Ada', last_name: 'Lovelace' });
     });
 
+    test('without claims, only what every disclosure carries: the subject is just the holder', async () => {
+      const { transaction, path } = await consentFor({ credentials: [personQuery('person', [])] });
+      const received = await approve(world.server, path, transaction, { person: ada.credentialId });
+      const [checked] = await checkVpToken(received.vpToken, expectation(transaction, { person: [[]] }));
+      assert.deepEqual(checked!.subject, { id: ada.did });
+    });
+
     describe('credential_sets', () => {
       const dcql = {
         credentials: [

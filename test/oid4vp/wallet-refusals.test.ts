@@ -180,6 +180,19 @@ for (const kind of DATABASE_KINDS) {
       await refusedOnPage(transaction, /not registered for this verifier/);
     });
 
+    test('a verifier that takes no ldp_vc → vp_formats_not_supported', async () => {
+      const transaction = await verifier.createRequest({
+        by: 'value',
+        responseMode: 'direct_post',
+        parameters: { client_metadata: { vp_formats_supported: { 'dc+sd-jwt': {} } } },
+      });
+      errorAtVerifier(
+        await authorize(world.server, transaction.query),
+        transaction,
+        'vp_formats_not_supported',
+      );
+    });
+
     test('an expired request object', async () => {
       const now = Math.floor(Date.now() / 1000);
       const transaction = await verifier.createRequest({ jwtClaims: { iat: now - 900, exp: now - 300 } });
