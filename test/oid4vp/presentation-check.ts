@@ -63,7 +63,7 @@ function checkDerived(credential: Json, claims: string[], where: string): Record
   return subject;
 }
 
-/** Without holder binding (§5.4): the derived credential itself, not a presentation. */
+/** Without holder binding (§5.3): the derived credential itself, not a presentation. */
 async function checkBareCredential(
   credential: Json,
   claims: string[],

@@ -5,18 +5,12 @@ import {
   calculateX509HashClientIdPrefixValue,
   createOpenid4vpAuthorizationRequest,
   type Openid4vpAuthorizationRequest,
-  parseOpenid4vpAuthorizationResponse,
 } from '@openid4vc/openid4vp';
-import {
-  type CompactJWEHeaderParameters,
-  compactDecrypt,
-  decodeProtectedHeader,
-  exportJWK,
-  generateKeyPair,
-  type JWK,
-  SignJWT,
-} from 'jose';
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { type Certified, type Key, makeCertificate, privateKeyPem } from './certificates.ts';
+import { ENC, type EncryptionKey, type Received, readFragment, readResponse } from './verifier-responses.ts';
+
+export type { EncryptionKey, Received } from './verifier-responses.ts';
 
 /**
  * An OpenID4VP 1.0 verifier that shares no code with Coffer: request objects are made by
@@ -28,7 +22,6 @@ import { type Certified, type Key, makeCertificate, privateKeyPem } from './cert
 export const SELF_ISSUED_AUDIENCE = 'https://self-issued.me/v2';
 /** Where the verifier asks the browser to come back to after a response (it is never fetched). */
 export const VERIFIER_FRONTEND = 'https://verifier.example';
-const ENC = 'A256GCM';
 const REQUEST_OBJECT_TYPE = 'application/oauth-authz-req+jwt';
 
 export const PERSON_TYPE = 'https://issuer.example/vocab#PersonCredential';
@@ -72,23 +65,6 @@ export interface RequestFetch {
   form: Record<string, string>;
 }
 
-/** What the wallet posted to the response_uri, and what the verifier made of it. */
-export interface Received {
-  form: Record<string, string>;
-  /** The protected header of the JWE, for direct_post.jwt. */
-  jweHeader: CompactJWEHeaderParameters | null;
-  /** The response parameters, decrypted where they were encrypted. */
-  parameters: Record<string, unknown>;
-  error: string | null;
-  state: string | null;
-  /** The vp_token as @openid4vc/openid4vp parsed it (successful responses only). */
-  vpToken: Record<string, unknown[]> | null;
-  /** What the verifier answered: where the browser should go next. */
-  redirectUri: string | null;
-  /** Why the verifier refused the response (answered 400), if it did. */
-  refusal: string | null;
-}
-
 export interface Transaction {
   id: string;
   clientId: string;
@@ -105,11 +81,6 @@ export interface Transaction {
   /** Signs a request object, with the wallet_nonce the wallet sent by POST if any. */
   requestObject(walletNonce?: string): Promise<string>;
   encryptionKey: EncryptionKey | null;
-}
-
-export interface EncryptionKey {
-  privateKey: Key;
-  publicJwk: JWK;
 }
 
 export interface RequestOptions {
@@ -188,89 +159,6 @@ async function readBody(request: import('node:http').IncomingMessage): Promise<s
 
 const formOf = (text: string) => Object.fromEntries(new URLSearchParams(text));
 
-/** Decrypts a direct_post.jwt response with the transaction's key, checking the JWE header (§8.3). */
-async function decryptResponse(transaction: Transaction, jwe: string) {
-  const key = transaction.encryptionKey;
-  if (!key) throw new Error('this transaction did not ask for an encrypted response');
-  const header = decodeProtectedHeader(jwe) as CompactJWEHeaderParameters;
-  if (header.alg !== key.publicJwk.alg)
-    throw new Error(`JWE alg ${header.alg}, expected ${key.publicJwk.alg}`);
-  if (header.enc !== ENC) throw new Error(`JWE enc ${header.enc}, expected ${ENC}`);
-  if (header.kid !== key.publicJwk.kid)
-    throw new Error(`JWE kid ${header.kid}, expected ${key.publicJwk.kid}`);
-  const { plaintext } = await compactDecrypt(jwe, key.privateKey, {
-    keyManagementAlgorithms: [key.publicJwk.alg!],
-    contentEncryptionAlgorithms: [ENC],
-  });
-  return { header, payload: new TextDecoder().decode(plaintext) };
-}
-
-/**
- * What the response endpoint does with a POST: decrypt, then let the library parse a successful
- * response. The library parses only successful responses (vp_token), so error responses (§8.5)
- * are read by hand.
- */
-async function readResponse(transaction: Transaction, form: Record<string, string>): Promise<Received> {
-  const received: Received = {
-    form,
-    jweHeader: null,
-    parameters: form,
-    error: null,
-    state: null,
-    vpToken: null,
-    redirectUri: null,
-    refusal: null,
-  };
-  try {
-    if (transaction.payload['response_mode'] === 'direct_post.jwt' && form['response'] !== undefined) {
-      if (Object.keys(form).length !== 1) throw new Error('direct_post.jwt carries only `response`');
-      const { header, payload } = await decryptResponse(transaction, form['response']);
-      received.jweHeader = header;
-      received.parameters = JSON.parse(payload) as Record<string, unknown>;
-    }
-    const { error, state } = received.parameters;
-    received.state = typeof state === 'string' ? state : null;
-    if (typeof error === 'string') {
-      received.error = error;
-      return received;
-    }
-    const parsed = await parseOpenid4vpAuthorizationResponse({
-      authorizationResponse: form,
-      authorizationRequestPayload: transaction.payload as Openid4vpAuthorizationRequest,
-      callbacks: {
-        decryptJwe: async (jwe) => ({
-          decrypted: true,
-          decryptionJwk: transaction.encryptionKey!.publicJwk as never,
-          payload: (await decryptResponse(transaction, jwe)).payload,
-        }),
-        verifyJwt: async () => ({ verified: false }),
-      },
-    });
-    if (parsed.type !== 'dcql') throw new Error('not a DCQL response');
-    received.vpToken = vpTokenArrays(received.parameters['vp_token']);
-  } catch (error) {
-    received.refusal = (error as Error).message;
-  }
-  return received;
-}
-
-/**
- * The library accepts a bare presentation where 1.0 requires an array (§8.1), so the vp_token
- * is read again here: an object of non-empty arrays.
- */
-function vpTokenArrays(value: unknown): Record<string, unknown[]> {
-  const token = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
-  if (token === null || typeof token !== 'object' || Array.isArray(token)) {
-    throw new Error('vp_token must be a JSON object keyed by DCQL query id');
-  }
-  for (const [id, presentations] of Object.entries(token)) {
-    if (!Array.isArray(presentations) || presentations.length === 0) {
-      throw new Error(`vp_token.${id} must be a non-empty array of presentations`);
-    }
-  }
-  return token as Record<string, unknown[]>;
-}
-
 export async function startVerifier(): Promise<Verifier> {
   const tls = await makeCertificate({ subject: 'CN=127.0.0.1', ipAddresses: ['127.0.0.1'] });
   const leaf = await makeCertificate({ subject: 'CN=Test Verifier, O=Verifier Example' });
@@ -304,7 +192,7 @@ export async function startVerifier(): Promise<Verifier> {
           transaction.received.push(received);
           if (received.refusal)
             return send(400, 'application/json', JSON.stringify({ error: 'invalid_request' }));
-          // A fresh response code in the redirect URI defeats session fixation (§13.3).
+          // A fresh response code in the redirect URI defeats session fixation (§14.2).
           received.redirectUri = `${VERIFIER_FRONTEND}/done?tx=${transaction.id}#response_code=${random()}`;
           return send(200, 'application/json', JSON.stringify({ redirect_uri: received.redirectUri }));
         }
@@ -442,33 +330,6 @@ export async function startVerifier(): Promise<Verifier> {
     return transaction;
   }
 
-  /** By hand: the library (0.4.6) does not parse fragment responses. */
-  function receiveFragment(transaction: Transaction, location: string): Received {
-    const url = new URL(location);
-    const parameters: Record<string, unknown> = Object.fromEntries(new URLSearchParams(url.hash.slice(1)));
-    const received: Received = {
-      form: {},
-      jweHeader: null,
-      parameters,
-      error: typeof parameters['error'] === 'string' ? parameters['error'] : null,
-      state: typeof parameters['state'] === 'string' ? parameters['state'] : null,
-      vpToken: null,
-      redirectUri: null,
-      refusal: null,
-    };
-    try {
-      if (`${url.origin}${url.pathname}` !== transaction.payload['redirect_uri']) {
-        throw new Error(`the response came to ${url.origin}${url.pathname}, not the redirect_uri`);
-      }
-      if (url.search) throw new Error('response parameters belong in the fragment, not the query');
-      if (received.error === null) received.vpToken = vpTokenArrays(parameters['vp_token']);
-    } catch (error) {
-      received.refusal = (error as Error).message;
-    }
-    transaction.received.push(received);
-    return received;
-  }
-
   return {
     url,
     tlsCertificatePem: tls.pem,
@@ -477,7 +338,11 @@ export async function startVerifier(): Promise<Verifier> {
     responseUriOf: (id) => `${url}/response/${id}`,
     createRequest,
     createRegisteredRequest,
-    receiveFragment,
+    receiveFragment: (transaction, location) => {
+      const received = readFragment(transaction, location);
+      transaction.received.push(received);
+      return received;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
