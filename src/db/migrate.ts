@@ -18,17 +18,23 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   };
 }
 
+/**
+ * Kysely looks for its own tables in every schema unless it is told which one: on a PostgreSQL
+ * that several schemas share (one per deployment, or per test run), another schema's
+ * kysely_migration_lock passes for ours, is never created here, and the migration fails.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
+async function migrationTableSchema(db: Kysely<any>, dialect: Dialect): Promise<string | undefined> {
+  if (dialect !== 'postgres') return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  // Kysely looks for its migration tables in every schema of a PostgreSQL database; another
-  // schema's (another deployment's, another test run's) would be taken for this one's. Name the
-  // schema the connection works in.
-  const migrationTableSchema =
-    dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
-      : undefined;
-  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
+  const schema = await migrationTableSchema(db, dialect);
+  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -298,7 +298,7 @@ function supportsLdpVc(formats: Record<string, unknown> | undefined, holderBindi
 }
 
 /** Step 5: the rest of the request, with the verifier known. */
-function checkRequest(auth: Authenticated, returnTo: ErrorReturn): PresentationRequest {
+async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise<PresentationRequest> {
   const p = auth.params;
   if (!checkParameters.Check(p)) {
     const [first] = checkParameters.Errors(p);
@@ -362,7 +362,7 @@ function checkRequest(auth: Authenticated, returnTo: ErrorReturn): PresentationR
       'this wallet presents ldp_vc credentials (DataIntegrityProof, bbs-2023, with an eddsa-rdfc-2022 presentation)',
     );
   }
-  if (returnTo.responseMode === 'direct_post.jwt' && !chooseEncryption(metadata)) {
+  if (returnTo.responseMode === 'direct_post.jwt' && !(await chooseEncryption(metadata))) {
     throw invalidRequest(
       'direct_post.jwt needs a key in client_metadata.jwks with an alg this wallet supports (ECDH-ES, ECDH-ES+A128KW/A192KW/A256KW, RSA-OAEP-256) and a supported enc',
     );
@@ -401,7 +401,7 @@ export async function resolveAuthorizationRequest(
   try {
     const auth = await authenticate(textParameters(query), deps);
     returnTo = responseTarget(auth, deps);
-    return { ok: true, request: checkRequest(auth, returnTo) };
+    return { ok: true, request: await checkRequest(auth, returnTo) };
   } catch (error) {
     if (!(error instanceof Oid4vpError)) throw error;
     const early = (error as Oid4vpError & { returnTo?: ErrorReturn }).returnTo;

@@ -14,6 +14,11 @@ export interface HeldCredential {
   document: Record<string, unknown>;
   /** The credential's `type` values expanded to IRIs by its JSON-LD contexts. */
   expandedTypes: string[];
+  /**
+   * Whether a presentation signed by the account's holder key proves holder binding: the subject
+   * is that key's did:key. A credential issued to the wallet's did:pkh is not bound to it.
+   */
+  holderBinding: boolean;
 }
 
 export interface ClaimSelection {
@@ -83,7 +88,27 @@ export function resolveClaimsPath(
   return { pointers: selection.map((s) => s.pointer), values: selection.map((s) => s.value) };
 }
 
-type ClaimsQuery = { id?: string; path: Array<string | number | null> };
+type ClaimsQuery = {
+  id?: string;
+  path: Array<string | number | null>;
+  values?: Array<string | number | boolean>;
+};
+
+/**
+ * With `values`, a selected value that matches none is treated as absent (§6.4.1): asked whether
+ * one of several nationalities is "FR", the wallet discloses that element, not the others.
+ */
+function keepMatching(
+  selection: { pointers: string[]; values: unknown[] },
+  wanted: ClaimsQuery['values'],
+): { pointers: string[]; values: unknown[] } {
+  if (!wanted) return selection;
+  const keep = selection.values.map((value) => wanted.some((w) => w === value));
+  return {
+    pointers: selection.pointers.filter((_, i) => keep[i]),
+    values: selection.values.filter((_, i) => keep[i]),
+  };
+}
 
 /** The claims to disclose for one credential: all listed claims, or the first satisfiable claim set. */
 function selectedClaims(
@@ -98,14 +123,23 @@ function selectedClaims(
   return claims.filter((claim) => claim.id !== undefined && chosen.includes(claim.id));
 }
 
+/**
+ * What claims paths select from: the credential without its proof. The proof is no claim, and a
+ * pointer into it cannot be disclosed (the derivation would fail once the person approves).
+ */
+function claimsOf(document: Record<string, unknown>): Record<string, unknown> {
+  const { proof: _proof, ...claims } = document;
+  return claims;
+}
+
 export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): DcqlEvaluation {
   const result = DcqlQuery.query(
     query,
     held.map((c) => ({
       credential_format: 'ldp_vc' as const,
       type: c.expandedTypes,
-      claims: c.document as Record<string, never>,
-      cryptographic_holder_binding: true,
+      claims: claimsOf(c.document) as Record<string, never>,
+      cryptographic_holder_binding: c.holderBinding,
     })),
   );
   const matches = result.credential_matches as Record<
@@ -126,7 +160,7 @@ export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): D
           credentialId: credential.id,
           claims: selectedClaims(credentialQuery, match).map((claim) => ({
             path: claim.path,
-            ...resolveClaimsPath(credential.document, claim.path),
+            ...keepMatching(resolveClaimsPath(claimsOf(credential.document), claim.path), claim.values),
           })),
         };
       }),

@@ -83,7 +83,12 @@ function issuedBy(certificate: X509Certificate, issuer: X509Certificate, now: Da
   return certificate.checkIssued(issuer) && certificate.verify(issuer.publicKey) && validAt(issuer, now);
 }
 
-/** Whether the leaf chains, through the given intermediates, to a trust anchor, every link valid now. */
+/**
+ * Whether the leaf chains, through the given intermediates, to a trust anchor, every link valid
+ * now. An intermediate must be a CA (RFC 5280 §6.1.4 (k)): checkIssued looks at names and key
+ * usage only, and without this any holder of a trusted end-entity certificate could issue
+ * trusted certificates for any subject.
+ */
 function chainsToAnchor(
   leaf: X509Certificate,
   intermediates: X509Certificate[],
@@ -95,7 +100,7 @@ function chainsToAnchor(
   for (let depth = 0; depth < MAX_CHAIN; depth++) {
     if (isAnchor(current)) return true;
     let next: X509Certificate | undefined;
-    for (const candidate of [...anchors, ...intermediates]) {
+    for (const candidate of [...anchors, ...intermediates.filter((c) => c.ca)]) {
       if (issuedBy(current, candidate, now)) {
         next = candidate;
         break;

@@ -85,7 +85,7 @@ export async function deliverResponse(
     return { redirectTo: url.href };
   }
   const encryption =
-    to.responseMode === 'direct_post.jwt' && to.metadata ? chooseEncryption(to.metadata) : undefined;
+    to.responseMode === 'direct_post.jwt' && to.metadata ? await chooseEncryption(to.metadata) : undefined;
   const form = encryption
     ? new URLSearchParams({ response: await encryptResponse(payload, encryption) })
     : formOf(payload);

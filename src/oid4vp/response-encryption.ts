@@ -20,17 +20,28 @@ export interface EncryptionChoice {
 
 /**
  * The verifier key and algorithms to encrypt to (§8.3): the first key meant for encryption whose
- * `alg` this wallet supports, and the first `enc` of encrypted_response_enc_values_supported this
- * wallet supports (A128GCM when the verifier names none). Undefined when nothing fits.
+ * `alg` this wallet supports and that imports with it (a key of another type or curve, or not a
+ * valid point, is passed over as the wallet would fail on it only when answering), and the first
+ * `enc` of encrypted_response_enc_values_supported this wallet supports (A128GCM when the verifier
+ * names none). Undefined when nothing fits.
  */
-export function chooseEncryption(metadata: ClientMetadata): EncryptionChoice | undefined {
-  const jwk = metadata.jwks?.keys.find(
-    (k) =>
-      (k.use === undefined || k.use === 'enc') && typeof k.alg === 'string' && KEY_ALGORITHMS.includes(k.alg),
-  ) as JWK | undefined;
+export async function chooseEncryption(metadata: ClientMetadata): Promise<EncryptionChoice | undefined> {
   const wanted = metadata.encrypted_response_enc_values_supported ?? ['A128GCM'];
   const enc = wanted.find((e) => CONTENT_ALGORITHMS.includes(e));
-  return jwk && enc ? { jwk, alg: jwk.alg!, enc } : undefined;
+  if (!enc) return undefined;
+  const candidates = (metadata.jwks?.keys ?? []).filter(
+    (k) =>
+      (k.use === undefined || k.use === 'enc') && typeof k.alg === 'string' && KEY_ALGORITHMS.includes(k.alg),
+  ) as JWK[];
+  for (const jwk of candidates) {
+    try {
+      await importJWK(jwk, jwk.alg);
+      return { jwk, alg: jwk.alg!, enc };
+    } catch {
+      // Not usable with its alg; the next key may be.
+    }
+  }
+  return undefined;
 }
 
 /** An unsigned, encrypted JWT whose payload is the response parameters (§8.3). */

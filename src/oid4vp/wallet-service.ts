@@ -161,24 +161,40 @@ async function expandedTypes(document: Record<string, unknown>, deps: WalletDeps
   }
 }
 
-/** Every credential of every account of the proven identity. */
+/** Whether a credential is within its validity period (VC Data Model 2.0 §4.9) at `now`. */
+function validNow(document: Record<string, unknown>, now: Date): boolean {
+  const from = document['validFrom'];
+  const until = document['validUntil'];
+  if (typeof from === 'string' && from !== '' && new Date(from) > now) return false;
+  return !(typeof until === 'string' && until !== '' && new Date(until) <= now);
+}
+
+/**
+ * Every credential of every account of the proven identity that is valid now: one that expired
+ * after it was stored (storing refuses expired ones) would only be refused by the verifier, and
+ * as the newest it would be the default choice.
+ */
 async function heldCredentials(deps: WalletDeps, accountIds: number[]): Promise<HeldByAccount[]> {
   const rows = await findCredentialsOfAccounts(deps.db, accountIds);
-  return Promise.all(
+  const now = deps.requests.now();
+  const held = await Promise.all(
     rows.map(async (row) => {
       const document = (await deps.store.getEncrypted(row.cid, credentialContext(row.did))) as Record<
         string,
         unknown
       >;
+      const subject = (document['credentialSubject'] as { id?: unknown } | undefined)?.id;
       return {
         id: row.credential_id,
         document,
         expandedTypes: await expandedTypes(document, deps),
+        holderBinding: subject === row.did,
         userId: row.user_id,
         did: row.did,
       };
     }),
   );
+  return held.filter((credential) => validNow(credential.document, now));
 }
 
 interface ConsentState {

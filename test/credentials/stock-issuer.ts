@@ -9,6 +9,7 @@ import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import dataIntegrityContext from '@digitalbazaar/data-integrity-context';
 import { CachedResolver } from '@digitalbazaar/did-io';
 import { driver as didKeyDriver } from '@digitalbazaar/did-method-key';
+import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
 import multikeyContext from '@digitalbazaar/multikey-context';
 import { securityLoader } from '@digitalbazaar/security-document-loader';
 import * as vc from '@digitalbazaar/vc';
@@ -34,7 +35,10 @@ export const PERSON_CONTEXT = {
   },
 };
 
-/** The stock loader: contexts bundled with the stack, Data Integrity, Multikey, the claims context, and did:key for BLS12-381 keys. */
+/**
+ * The stock loader: contexts bundled with the stack, Data Integrity, Multikey, the claims context,
+ * and did:key for BLS12-381 keys (issuers) and Ed25519 keys (holders signing presentations).
+ */
 export function stockDocumentLoader(extra: Record<string, object> = {}) {
   const loader = securityLoader();
   for (const [url, document] of [...dataIntegrityContext.contexts, ...multikeyContext.contexts]) {
@@ -44,6 +48,7 @@ export function stockDocumentLoader(extra: Record<string, object> = {}) {
   for (const [url, document] of Object.entries(extra)) loader.addStatic(url, document);
   const didKey = didKeyDriver();
   didKey.use({ multibaseMultikeyHeader: 'zUC7', fromMultibase: Bls12381Multikey.from });
+  didKey.use({ multibaseMultikeyHeader: 'z6Mk', fromMultibase: Ed25519Multikey.from });
   const resolver = new CachedResolver();
   resolver.use(didKey);
   loader.setDidResolver(resolver);
@@ -89,7 +94,7 @@ export async function createStockIssuer(contexts: Record<string, object> = {}): 
 export function personCredential(
   issuer: string,
   subject: string,
-  claims: Record<string, string> = {
+  claims: Record<string, unknown> = {
     first_name: 'Ada',
     last_name: 'Lovelace',
     date_of_birth: '1815-12-10',

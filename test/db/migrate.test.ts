@@ -1,33 +1,42 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createTestDatabase, DATABASE_KINDS } from '../helpers/databases.ts';
 
-for (const kind of DATABASE_KINDS) {
-  test(`migrations on ${kind}: applied once, and unaffected by another deployment's tables in the same database`, async () => {
-    const first = await createTestDatabase(kind);
-    const second = await createTestDatabase(kind);
-    const handles = [first, second].map((t) =>
-      openDatabase({ databaseUrl: t.databaseUrl, dataDir: t.dataDir, schema: t.schema }),
-    );
+describe('migrations on a PostgreSQL shared by several schemas', {
+  skip: !DATABASE_KINDS.includes('postgres') && 'needs TEST_DATABASE_URL',
+}, () => {
+  test("a schema migrates while another schema holds Kysely's migration tables", async () => {
+    const first = await createTestDatabase('postgres');
+    const second = await createTestDatabase('postgres');
+    const open = (t: typeof first) =>
+      openDatabase({ databaseUrl: t.databaseUrl, dataDir: t.dataDir, schema: t.schema! });
+    const a = open(first);
+    const b = open(second);
     try {
-      const applied = await migrateToLatest(handles[0]!.db, handles[0]!.dialect);
-      assert.ok(applied.length >= 5);
+      const all = await migrateToLatest(a.db, a.dialect);
+      assert.ok(all.length > 0);
       assert.deepEqual(
-        await migrateToLatest(handles[0]!.db, handles[0]!.dialect),
-        [],
-        'nothing to do the second time',
+        await migrateToLatest(b.db, b.dialect),
+        all,
+        'every migration runs in the second schema',
       );
-      // With the first schema's migration tables in the database, the second still migrates itself.
-      assert.deepEqual(await migrateToLatest(handles[1]!.db, handles[1]!.dialect), applied);
-      const { rows } = await sql<{ n: number }>`select count(*) as n from users`.execute(handles[1]!.db);
-      assert.equal(Number(rows[0]!.n), 0);
+      const { rows } = await sql<{ table_name: string }>`select table_name from information_schema.tables
+        where table_schema = ${second.schema} and table_name like 'kysely%' order by table_name`.execute(
+        b.db,
+      );
+      assert.deepEqual(
+        rows.map((r) => r.table_name),
+        ['kysely_migration', 'kysely_migration_lock'],
+      );
+      assert.deepEqual(await migrateToLatest(b.db, b.dialect), [], 'and nothing is left to apply');
     } finally {
-      for (const handle of handles) await handle.close();
+      await a.close();
+      await b.close();
       await first.drop();
       await second.drop();
     }
   });
-}
+});

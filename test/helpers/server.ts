@@ -5,6 +5,7 @@ import { createClient } from '../../src/clients/client-admin.ts';
 import { readConfig } from '../../src/config/config.ts';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
+import type { OutboundClient } from '../../src/http/outbound.ts';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.ts';
 import { freePort } from './free-port.ts';
 
@@ -37,10 +38,16 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  /** How the wallet reaches verifiers, e.g. an outbound client that trusts a test verifier's CA. */
+  outbound?: OutboundClient;
+}
+
 /** A real Coffer server on 127.0.0.1 (random port) over a fresh database of the given kind. */
 export async function startTestServer(
   kind: DatabaseKind,
   extraEnv: Record<string, string> = {},
+  options: TestServerOptions = {},
 ): Promise<TestServer> {
   const testDatabase = await createTestDatabase(kind);
   const masterKey = randomBytes(32);
@@ -63,7 +70,12 @@ export async function startTestServer(
     schema: testDatabase.schema,
   });
   await migrateToLatest(database.db, database.dialect);
-  const app = await buildApp({ config, database, masterKey });
+  const app = await buildApp({
+    config,
+    database,
+    masterKey,
+    ...(options.outbound ? { outbound: options.outbound } : {}),
+  });
   await app.listen({ host: '127.0.0.1', port });
   const url = `http://127.0.0.1:${port}`;
   const bodies: string[] = [];

@@ -6,3 +6,9 @@ declare module '@digitalbazaar/bbs-2023-cryptosuite';
 declare module '@digitalbazaar/security-document-loader';
 declare module '@digitalbazaar/did-io';
 declare module '@digitalbazaar/did-method-key';
+
+// Coffer's own declaration of this module names only what src uses; the stock verifier also
+// resolves did:key Ed25519 keys with `from`.
+declare module '@digitalbazaar/ed25519-multikey' {
+  export function from(key: object): Promise<Ed25519KeyPair>;
+}
