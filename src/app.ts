@@ -218,7 +218,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     db: database.db,
     store,
     cipher,
-    bbs2023,
+    operations,
+    jsonLd: bbs2023.jsonLd,
     outbound,
     interactions,
     requests: {

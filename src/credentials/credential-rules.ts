@@ -98,8 +98,19 @@ const ALWAYS_DISCLOSED = [
   '/credentialStatus',
 ];
 
-export function disclosedPointers(credential: Record<string, unknown>, chosen: string[]): string[] {
-  const always = ALWAYS_DISCLOSED.filter((pointer) => {
+/**
+ * What a presentation to an OpenID4VP verifier reveals besides the requested claims: no more than
+ * a verification needs (§6.4.1: nothing selectively disclosable that was not asked for). A
+ * verifier that wants the validity period or the status asks for it in its DCQL query.
+ */
+export const REQUIRED_FOR_VERIFICATION = ['/issuer', '/credentialSubject/id'];
+
+export function disclosedPointers(
+  credential: Record<string, unknown>,
+  chosen: string[],
+  alwaysDisclosed: string[] = ALWAYS_DISCLOSED,
+): string[] {
+  const always = alwaysDisclosed.filter((pointer) => {
     const value = parsePointer(pointer).reduce<unknown>(
       (node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
       credential,

@@ -9,11 +9,12 @@ import { invalidRequest, Oid4vpError } from './oid4vp-errors.ts';
 import { AuthorizationParameters, ClientMetadata } from './oid4vp-schemas.ts';
 import {
   checkRequestObjectClaims,
+  SIGNING_ALGORITHMS,
   type VerifierCertificate,
   verifyRegisteredRequestObject,
   verifyX509HashRequestObject,
 } from './request-object.ts';
-import { chooseEncryption } from './response-encryption.ts';
+import { CONTENT_ALGORITHMS, chooseEncryption, KEY_ALGORITHMS } from './response-encryption.ts';
 
 export type ResponseMode = 'fragment' | 'direct_post' | 'direct_post.jwt';
 const RESPONSE_MODES: ResponseMode[] = ['fragment', 'direct_post', 'direct_post.jwt'];
@@ -40,6 +41,8 @@ export interface PresentationRequest {
   state: string | null;
   dcqlQuery: DcqlQuery.Output;
   metadata: ClientMetadata;
+  /** A request object's `exp` (epoch seconds): its nonce must be remembered at least that long. */
+  expiresAt: number | null;
 }
 
 /** Where an error may go back to the verifier; null until the verifier and its target are trusted. */
@@ -138,6 +141,12 @@ async function fetchRequestObject(
   if (response.status !== 200) {
     throw new Oid4vpError('invalid_request_uri', `the request_uri answered HTTP ${response.status}`);
   }
+  if (response.contentType !== REQUEST_OBJECT_TYPE) {
+    throw new Oid4vpError(
+      'invalid_request_uri',
+      `the request_uri answered ${response.contentType || 'no content type'}, not ${REQUEST_OBJECT_TYPE} (§5.10.1)`,
+    );
+  }
   const jwt = response.body.trim();
   return walletNonce ? { jwt, walletNonce } : { jwt };
 }
@@ -152,20 +161,9 @@ export const WALLET_METADATA = {
   },
   client_id_prefixes_supported: ['pre-registered', 'x509_hash', 'redirect_uri'],
   response_modes_supported: RESPONSE_MODES,
-  request_object_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'EdDSA', 'PS256', 'RS256'],
-  authorization_encryption_alg_values_supported: [
-    'ECDH-ES',
-    'ECDH-ES+A128KW',
-    'ECDH-ES+A256KW',
-    'RSA-OAEP-256',
-  ],
-  authorization_encryption_enc_values_supported: [
-    'A128GCM',
-    'A192GCM',
-    'A256GCM',
-    'A128CBC-HS256',
-    'A256CBC-HS512',
-  ],
+  request_object_signing_alg_values_supported: SIGNING_ALGORITHMS,
+  authorization_encryption_alg_values_supported: KEY_ALGORITHMS,
+  authorization_encryption_enc_values_supported: CONTENT_ALGORITHMS,
 };
 
 const JWT_CLAIMS = ['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'wallet_nonce'];
@@ -177,6 +175,7 @@ interface Authenticated {
   registered: RegisteredVerifier | undefined;
   certificate: VerifierCertificate | null;
   params: Record<string, unknown>;
+  expiresAt: number | null;
 }
 
 /** Steps 1–3: who the verifier is, and the parameters it (provably) sent. */
@@ -202,7 +201,7 @@ async function authenticate(
         'an x509_hash verifier must send a signed request object (request or request_uri)',
       );
     }
-    return { id, registered, certificate: null, params: query };
+    return { id, registered, certificate: null, params: query, expiresAt: null };
   }
   if (id.prefix === 'redirect_uri') {
     throw invalidRequest(
@@ -230,7 +229,13 @@ async function authenticate(
     now,
     ...(walletNonce ? { walletNonce } : {}),
   });
-  return { id, registered, certificate, params: withoutJwtClaims(payload) };
+  return {
+    id,
+    registered,
+    certificate,
+    params: withoutJwtClaims(payload),
+    expiresAt: typeof payload.exp === 'number' ? payload.exp : null,
+  };
 }
 
 /** Step 4: where the answer goes; once this holds, errors can go back to the verifier. */
@@ -386,6 +391,7 @@ async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise
     state: returnTo.state,
     dcqlQuery,
     metadata,
+    expiresAt: auth.expiresAt,
   };
 }
 

@@ -112,12 +112,29 @@ SHA-256 fingerprint: <code>${escapeHtml(v.certificate.fingerprint)}</code></p>`)
   return `<section aria-labelledby="verifier-heading" class="verifier"><h2 id="verifier-heading">Who asks</h2>${lines.join('\n')}</section>`;
 }
 
+/** A long identifier (a did:key is ~130 characters) cut for a label; the full one is listed below it. */
+const shortened = (id: string) => (id.length > 40 ? `${id.slice(0, 24)}…${id.slice(-8)}` : id);
+
+type Candidate = Consent['requests'][number]['candidates'][number];
+
+/** What tells candidates apart at a glance: the values that would be shared, else the credential's id. */
+function candidateName(candidate: Candidate): string {
+  const values = candidate.claims.flatMap((claim) => claim.values.map(valueText)).join(', ');
+  const which = values
+    ? values.length > 60
+      ? `${values.slice(0, 59)}…`
+      : values
+    : shortened(candidate.credential_id);
+  return `${candidate.types.join(', ') || 'Credential'} from ${shortened(candidate.issuer)} — ${which}`;
+}
+
 function requestFieldset(request: Consent['requests'][number]): string {
+  const legend = `<legend>Asked for: ${escapeHtml(request.id)}</legend>`;
   const asked = request.claims.length
     ? `<p>Asks for: ${request.claims.map((c) => escapeHtml(pathText(c))).join(', ')}.</p>`
     : '<p>Asks for the credential itself, no particular claim.</p>';
   if (request.candidates.length === 0) {
-    return `<fieldset><legend>${escapeHtml(request.id)}</legend>${asked}<p>None of your credentials matches.</p></fieldset>`;
+    return `<fieldset>${legend}${asked}<p>None of your credentials matches.</p></fieldset>`;
   }
   const type = request.multiple ? 'checkbox' : 'radio';
   const options = request.candidates
@@ -129,14 +146,16 @@ function requestFieldset(request: Consent['requests'][number]): string {
             `<dt>${escapeHtml(pathText(claim.path))}</dt><dd>${escapeHtml(claim.values.map(valueText).join(', '))}</dd>`,
         )
         .join('');
+      // The label names the choice briefly; what would be shared is described apart, so that a
+      // screen reader reads the name first and the details on request (and no list sits in a label).
       return `<div class="candidate">
-<input type="${type}" id="${inputId}" name="q-${escapeHtml(request.id)}" value="${escapeHtml(candidate.credential_id)}" data-query="${escapeHtml(request.id)}"${i === 0 ? ' checked' : ''}>
-<label for="${inputId}">${escapeHtml(candidate.types.join(', ') || 'Credential')} from ${escapeHtml(candidate.issuer)}
-<dl>${claims || '<dt>Shared</dt><dd>only what the issuer always discloses</dd>'}</dl></label>
+<input type="${type}" id="${inputId}" name="q-${escapeHtml(request.id)}" value="${escapeHtml(candidate.credential_id)}" data-query="${escapeHtml(request.id)}" aria-describedby="${inputId}-details"${i === 0 ? ' checked' : ''}>
+<div><label for="${inputId}">${escapeHtml(candidateName(candidate))}</label>
+<dl id="${inputId}-details">${claims || '<dt>Shared</dt><dd>only what the issuer always discloses</dd>'}<dt>Issuer</dt><dd>${escapeHtml(candidate.issuer)}</dd></dl></div>
 </div>`;
     })
     .join('\n');
-  return `<fieldset><legend>${escapeHtml(request.id)}</legend>${asked}${options}</fieldset>`;
+  return `<fieldset>${legend}${asked}${options}</fieldset>`;
 }
 
 export interface ConsentPageInput {

@@ -1,11 +1,11 @@
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
+import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import { fromJwk } from '@digitalbazaar/ed25519-multikey';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import jsigs from 'jsonld-signatures';
-import type { Bbs2023Deps } from '../credentials/bbs-2023/base-proof.ts';
-import { deriveDisclosure } from '../credentials/bbs-2023/disclosure.ts';
+import type { Bbs2023Operations } from '../credentials/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../credentials/bbs-2023/shared.ts';
-import { disclosedPointers } from '../credentials/credential-rules.ts';
+import { disclosedPointers, REQUIRED_FOR_VERIFICATION } from '../credentials/credential-rules.ts';
 
 const VC_V2_CONTEXT = 'https://www.w3.org/ns/credentials/v2';
 
@@ -22,18 +22,17 @@ export interface Audience {
 }
 
 /**
- * A bbs-2023 disclosure of the chosen claims (plus the statements every disclosure carries),
- * with no presentation header: the holder's signature over the presentation binds it to this
- * verifier and transaction.
+ * A bbs-2023 disclosure of the requested claims, the issuer's mandatory statements, and the issuer
+ * and subject a verification needs; no presentation header: the holder's signature over the
+ * presentation binds it to this verifier and transaction.
  */
 export async function discloseForVerifier(
   credential: SecuredDocument,
   claimPointers: string[],
-  deps: Bbs2023Deps,
+  operations: Bbs2023Operations,
 ): Promise<SecuredDocument> {
-  const pointers = disclosedPointers(credential, claimPointers);
-  const { credential: derived } = await deriveDisclosure(credential, pointers, new Uint8Array(), deps);
-  return derived;
+  const pointers = disclosedPointers(credential, claimPointers, REQUIRED_FOR_VERIFICATION);
+  return (await operations.deriveDisclosure(credential, pointers, new Uint8Array())).credential;
 }
 
 /** A Verifiable Presentation of one credential, signed by the holder key (eddsa-rdfc-2022). */
@@ -41,7 +40,7 @@ export async function signPresentation(
   credential: SecuredDocument,
   holder: Holder,
   audience: Audience,
-  deps: Pick<Bbs2023Deps, 'jsonLd'>,
+  jsonLd: JsonLdOptions,
 ): Promise<Record<string, unknown>> {
   const fragment = holder.did.slice('did:key:'.length);
   const key = await fromJwk({
@@ -61,5 +60,37 @@ export async function signPresentation(
     challenge: audience.nonce,
     domain: audience.clientId,
   });
-  return jsigs.sign(presentation, { suite, purpose, documentLoader: deps.jsonLd.documentLoader });
+  return jsigs.sign(presentation, { suite, purpose, documentLoader: jsonLd.documentLoader });
+}
+
+/** One presentation to make: which credential, which claims, whose key, bound or not. */
+export interface PresentationItem {
+  queryId: string;
+  credential: SecuredDocument;
+  claimPointers: string[];
+  /** The holder key, when the query asks for holder binding (a Verifiable Presentation). */
+  holder: Holder | null;
+}
+
+/**
+ * The vp_token (§8.1): per DCQL query id, the presentations made for it, in the order given. The
+ * disclosures run in parallel (on the crypto threads); each is then signed by its holder.
+ */
+export async function buildVpToken(
+  items: PresentationItem[],
+  audience: Audience,
+  deps: { operations: Bbs2023Operations; jsonLd: JsonLdOptions },
+): Promise<Record<string, unknown[]>> {
+  const presentations = await Promise.all(
+    items.map(async (item) => {
+      const derived = await discloseForVerifier(item.credential, item.claimPointers, deps.operations);
+      return item.holder ? signPresentation(derived, item.holder, audience, deps.jsonLd) : derived;
+    }),
+  );
+  const vpToken: Record<string, unknown[]> = {};
+  items.forEach((item, i) => {
+    vpToken[item.queryId] ??= [];
+    vpToken[item.queryId]!.push(presentations[i]);
+  });
+  return vpToken;
 }

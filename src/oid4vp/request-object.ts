@@ -13,7 +13,7 @@ import { invalidRequest, invalidRequestObject } from './oid4vp-errors.ts';
  * Request Objects (JAR, RFC 9101, as OpenID4VP §5 profiles it): `typ` oauth-authz-req+jwt, an
  * asymmetric signature, an expiry, and a `client_id` equal to the one in the query.
  */
-const SIGNING_ALGORITHMS = [
+export const SIGNING_ALGORITHMS = [
   'ES256',
   'ES384',
   'ES512',

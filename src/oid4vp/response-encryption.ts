@@ -2,8 +2,14 @@ import { CompactEncrypt, importJWK, type JWK } from 'jose';
 import type { ClientMetadata } from './oid4vp-schemas.ts';
 
 /** Key management algorithms this wallet encrypts responses with (§8.3: the `alg` of the chosen JWK). */
-const KEY_ALGORITHMS = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW', 'RSA-OAEP-256'];
-const CONTENT_ALGORITHMS = [
+export const KEY_ALGORITHMS = [
+  'ECDH-ES',
+  'ECDH-ES+A128KW',
+  'ECDH-ES+A192KW',
+  'ECDH-ES+A256KW',
+  'RSA-OAEP-256',
+];
+export const CONTENT_ALGORITHMS = [
   'A128GCM',
   'A192GCM',
   'A256GCM',

@@ -1,6 +1,7 @@
+import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import jsonld from 'jsonld';
 import type { Kysely } from 'kysely';
-import type { Bbs2023Deps } from '../credentials/bbs-2023/base-proof.ts';
+import type { Bbs2023Operations } from '../credentials/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../credentials/bbs-2023/shared.ts';
 import { credentialContext } from '../credentials/credential-service.ts';
 import type { Database } from '../db/schema.ts';
@@ -28,7 +29,7 @@ import {
   type Selections,
 } from './dcql-matching.ts';
 import { Oid4vpError } from './oid4vp-errors.ts';
-import { discloseForVerifier, signPresentation } from './presentation.ts';
+import { buildVpToken } from './presentation.ts';
 import { DeliveryError, deliverResponse, type ResponseParameters } from './response-delivery.ts';
 import {
   findAccountIdentifiers,
@@ -41,13 +42,19 @@ export interface WalletDeps {
   db: Kysely<Database>;
   store: EncryptedStore;
   cipher: FieldCipher;
-  bbs2023: Bbs2023Deps;
+  /** bbs-2023 disclosure, on the crypto threads. */
+  operations: Bbs2023Operations;
+  /** The JSON-LD document loader (bundled and registered contexts). */
+  jsonLd: JsonLdOptions;
   requests: AuthorizationRequestDeps;
   outbound: OutboundClient;
   interactions: InteractionDeps;
 }
 
-/** A nonce stays remembered for a day: far longer than any request object or interaction lives. */
+/**
+ * A nonce stays remembered for a day, and longer where a request object says it is valid longer:
+ * far longer than an interaction lives, and never shorter than the request could be replayed.
+ */
 const NONCE_MEMORY_SECONDS = 24 * 3600;
 
 export type AuthorizeOutcome =
@@ -125,7 +132,7 @@ export async function startPresentation(
       request.verifier.clientId,
       request.nonce,
       nowSeconds,
-      NONCE_MEMORY_SECONDS,
+      Math.max(NONCE_MEMORY_SECONDS, (request.expiresAt ?? 0) - nowSeconds + 300),
     ))
   ) {
     return answerWithError(
@@ -153,7 +160,7 @@ async function expandedTypes(document: Record<string, unknown>, deps: WalletDeps
   try {
     const [node] = (await jsonld.expand(
       { '@context': document['@context'], type: document['type'] },
-      { documentLoader: deps.bbs2023.jsonLd.documentLoader },
+      { documentLoader: deps.jsonLd.documentLoader },
     )) as Array<{ '@type'?: string[] }>;
     return node?.['@type'] ?? [];
   } catch {
@@ -342,25 +349,22 @@ export async function decideConsent(
         c.candidates.map((candidate) => state.held[candidate.credentialIndex]!.userId),
       ),
     );
-    const vpToken: Record<string, unknown[]> = {};
-    for (const { queryId, holderBinding, candidates } of choice.chosen) {
-      vpToken[queryId] = [];
-      for (const candidate of candidates) {
+    const items = choice.chosen.flatMap(({ queryId, holderBinding, candidates }) =>
+      candidates.map((candidate) => {
         const held = state.held[candidate.credentialIndex]!;
-        const pointers = candidate.claims.flatMap((claim) => claim.pointers);
-        const derived = await discloseForVerifier(held.document as SecuredDocument, pointers, deps.bbs2023);
-        vpToken[queryId].push(
-          holderBinding
-            ? await signPresentation(
-                derived,
-                keys.get(held.userId)!,
-                { nonce: request.nonce, clientId: request.verifier.clientId },
-                deps.bbs2023,
-              )
-            : derived,
-        );
-      }
-    }
+        return {
+          queryId,
+          credential: held.document as SecuredDocument,
+          claimPointers: candidate.claims.flatMap((claim) => claim.pointers),
+          holder: holderBinding ? keys.get(held.userId)! : null,
+        };
+      }),
+    );
+    const vpToken = await buildVpToken(
+      items,
+      { nonce: request.nonce, clientId: request.verifier.clientId },
+      deps,
+    );
     parameters = { vp_token: vpToken };
   }
   if (!(await finishInteraction(deps.db, state.interactionId, {}))) throw gone();

@@ -96,6 +96,31 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(checked!.subject, { id: ada.did });
     });
 
+    test('validity and status are disclosed only when the query asks for them (§6.4.1)', async () => {
+      // biome-ignore lint/suspicious/noExplicitAny: a presentation is arbitrary JSON-LD
+      const credentialOf = (received: { vpToken: Record<string, unknown[]> | null }): any =>
+        (received.vpToken!['person']![0] as { verifiableCredential: unknown[] }).verifiableCredential[0];
+      const plain = await consentFor({ credentials: [personQuery('person', ['first_name'])] });
+      const bare = credentialOf(
+        await approve(world.server, plain.path, plain.transaction, { person: ada.credentialId }),
+      );
+      assert.equal(bare.validFrom, undefined);
+      assert.ok(bare.issuer && bare.credentialSubject.id, 'issuer and subject: what verification needs');
+
+      const asked = await consentFor({
+        credentials: [
+          {
+            ...personQuery('person', ['first_name']),
+            claims: [{ path: ['credentialSubject', 'first_name'] }, { path: ['validFrom'] }],
+          },
+        ],
+      });
+      const dated = credentialOf(
+        await approve(world.server, asked.path, asked.transaction, { person: ada.credentialId }),
+      );
+      assert.equal(typeof dated.validFrom, 'string');
+    });
+
     describe('credential_sets', () => {
       const dcql = {
         credentials: [
