@@ -41,7 +41,7 @@ const { values } = parseArgs({
   },
 });
 
-const IN_PROCESS = ['bbs', 'bbs-2023'];
+const IN_PROCESS = ['bbs', 'bbs-2023', 'oid4vp'];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
 if (names.includes('bbs')) {
@@ -56,6 +56,13 @@ const databases = values.db!.split(',') as BenchDatabase[];
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
 const connectionCounts = values.connections!.split(',').map(Number);
+if (names.includes('oid4vp')) {
+  const { runOid4vpBenchmark } = await import('./oid4vp.ts');
+  for (const database of databases) {
+    const result = await runOid4vpBenchmark({ database, duration, connections: [1, ...connectionCounts] });
+    console.log(`${result.table}\nserver peak RSS: ${result.peakRssMiB.toFixed(0)} MiB\n`);
+  }
+}
 
 const rows: string[][] = [];
 const header = [

@@ -1,0 +1,172 @@
+/**
+ * The hosted wallet's whole presentation round trip (issue 5): a verifier (the test suite's,
+ * built on @openid4vc/openid4vp) makes an x509_hash request by reference with direct_post.jwt;
+ * the person's browser (with a session) opens the authorization endpoint, the wallet fetches and
+ * checks the request object, the consent page is read, the person approves, the wallet derives,
+ * signs and encrypts, and the verifier receives and decrypts the response. Round trips per second
+ * and p50/p99 latency at each concurrency, against a server process on 127.0.0.1.
+ *
+ * `npm run bench -- --only=oid4vp [--db=sqlite --duration=10 --connections=1,4,10]`
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { fastBbs } from '../src/bbs/index.ts';
+import { createClient } from '../src/clients/client-admin.ts';
+import { registerContext } from '../src/credentials/contexts/context-admin.ts';
+import { logInWithWallet } from '../src/users/user-login.ts';
+import { BENCH_CONTEXT, BENCH_CONTEXT_URL, createBenchIssuer } from '../test/helpers/credential-factory.ts';
+import { startVerifier } from '../test/oid4vp/verifier.ts';
+import { signSiwe } from '../test/oidc/flow-helpers.ts';
+import { createRelyingParty, withServerState } from './seed.ts';
+import { type BenchDatabase, startBenchServer } from './server.ts';
+
+interface RoundTripResult {
+  connections: number;
+  roundTrips: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+
+export async function runOid4vpBenchmark(options: {
+  database: BenchDatabase;
+  duration: number;
+  connections: number[];
+}): Promise<{ table: string; peakRssMiB: number }> {
+  const verifier = await startVerifier();
+  const caFile = path.join((await import('node:os')).tmpdir(), `coffer-bench-verifier-${process.pid}.pem`);
+  await writeFile(caFile, verifier.tlsCertificatePem);
+  // A separate process trusts the verifier's self-signed TLS certificate the standard way.
+  const server = await startBenchServer(options.database, {
+    ALLOW_PRIVATE_TARGETS: 'true',
+    NODE_EXTRA_CA_CERTS: caFile,
+    LOGIN_RATE_LIMIT: '0',
+  });
+  try {
+    const account = privateKeyToAccount(generatePrivateKey());
+    // The person has an account (signed up at some app with this wallet) and an issuer to serve them.
+    const { issuerToken, did } = await withServerState(server, async (state) => {
+      await registerContext(state.database.db, BENCH_CONTEXT_URL, JSON.stringify(BENCH_CONTEXT));
+      const rp = await createRelyingParty(state);
+      const user = await logInWithWallet(state.users, rp.client_id, account.address, 1);
+      const issuer = await createClient(state.database.db, { name: 'Bench issuer', master: true });
+      return { issuerToken: issuer.api_token, did: user.did };
+    });
+
+    // The person logs in once inside a consent; the session cookie then skips the log-in.
+    const first = await verifier.createRequest();
+    const start = await fetch(`${server.url}/v1/oid4vp/authorize?${first.query}`, { redirect: 'manual' });
+    const interaction = start.headers.get('location')!;
+    const view = (await (
+      await fetch(server.url + interaction, { headers: { accept: 'application/json' } })
+    ).json()) as {
+      siwe: Parameters<typeof signSiwe>[1];
+    };
+    const login = await fetch(`${server.url}${interaction}/login/wallet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(await signSiwe(account, view.siwe)),
+    });
+    if (login.status !== 200) throw new Error(`log-in failed: ${login.status} ${await login.text()}`);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const issuer = await createBenchIssuer(fastBbs);
+    const vc = await issuer.issue(did, 10);
+    const stored = await fetch(`${server.url}/v1/vc/issuer/store`, {
+      method: 'POST',
+      headers: { 'x-api-token': issuerToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ vc }),
+    });
+    if (stored.status !== 201) throw new Error(`store failed: ${stored.status} ${await stored.text()}`);
+
+    const dcql = {
+      credentials: [
+        {
+          id: 'person',
+          format: 'ldp_vc',
+          meta: { type_values: [['https://issuer.example/vocab#PersonCredential']] },
+          claims: [{ path: ['credentialSubject', 'claim_0'] }, { path: ['credentialSubject', 'claim_1'] }],
+        },
+      ],
+    };
+    async function roundTrip(): Promise<void> {
+      const transaction = await verifier.createRequest({ dcql });
+      const authorize = await fetch(`${server.url}/v1/oid4vp/authorize?${transaction.query}`, {
+        redirect: 'manual',
+        headers: { cookie },
+      });
+      const consentPath = authorize.headers.get('location');
+      if (authorize.status !== 303 || !consentPath?.startsWith('/interaction/')) {
+        throw new Error(`authorize: ${authorize.status} ${await authorize.text()}`);
+      }
+      const consent = await fetch(server.url + consentPath, {
+        headers: { accept: 'application/json', cookie },
+      });
+      if (consent.status !== 200) throw new Error(`consent view: ${consent.status}`);
+      await consent.arrayBuffer();
+      const decided = await fetch(`${server.url}${consentPath}/consent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      const answer = (await decided.json()) as { redirect_to?: string };
+      const received = transaction.received.at(-1);
+      if (decided.status !== 200 || !received?.vpToken || answer.redirect_to !== received.redirectUri) {
+        throw new Error(`consent: ${decided.status} ${JSON.stringify(answer)}`);
+      }
+    }
+
+    for (let i = 0; i < 5; i++) await roundTrip();
+    const results: RoundTripResult[] = [];
+    for (const connections of options.connections) {
+      const latencies: number[] = [];
+      let failures = 0;
+      const deadline = Date.now() + options.duration * 1000;
+      await Promise.all(
+        Array.from({ length: connections }, async () => {
+          while (Date.now() < deadline) {
+            const started = performance.now();
+            try {
+              await roundTrip();
+              latencies.push(performance.now() - started);
+            } catch (error) {
+              failures++;
+              if (failures <= 3)
+                console.error(`round trip failed: ${(error as Error).message.slice(0, 300)}`);
+            }
+          }
+        }),
+      );
+      latencies.sort((a, b) => a - b);
+      results.push({
+        connections,
+        roundTrips: latencies.length,
+        perSecond: latencies.length / options.duration,
+        p50: percentile(latencies, 0.5),
+        p99: percentile(latencies, 0.99),
+        failures,
+      });
+      console.error(`done: OpenID4VP round trip ${options.database} c=${connections}`);
+    }
+    const rows = results.map(
+      (r) =>
+        `| OpenID4VP round trip (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} |`,
+    );
+    const peakRssMiB = await server.peakRssMiB();
+    return {
+      table: [
+        '| scenario | db | concurrent | round trips/s | p50 ms | p99 ms | round trips | failures |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- |',
+        ...rows,
+      ].join('\n'),
+      peakRssMiB,
+    };
+  } finally {
+    await server.stop();
+    await verifier.close();
+  }
+}
