@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { now } from '../db/dialect.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { ClientsTable, Database } from '../db/schema.ts';
 import type { SubClientFields } from './subclient-rules.ts';
 
@@ -60,27 +61,47 @@ export async function updateSubClient(
     .executeTakeFirst();
 }
 
+// The reads below serve every sub-client request (and x-api-subclient-id on user creation), so
+// they are compiled once (db/prepared-query.ts) instead of being built on each request.
+
+const subClientById = prepareQuery((db, param: Param<{ parentId: number; clientId: number }>) =>
+  db
+    .selectFrom('clients')
+    .select(COLUMNS)
+    .where('client_id', '=', param('clientId'))
+    .where('parent_id', '=', param('parentId')),
+);
+
 export async function findSubClient(
   db: Kysely<Database>,
   parentId: number,
   clientId: number,
 ): Promise<ClientRow | undefined> {
-  return db
-    .selectFrom('clients')
-    .select(COLUMNS)
-    .where('client_id', '=', clientId)
-    .where('parent_id', '=', parentId)
-    .executeTakeFirst();
+  const [row] = await subClientById(db, { parentId, clientId });
+  return row;
 }
 
-export async function countSubClients(db: Kysely<Database>, parentId: number): Promise<number> {
-  const row = await db
+const subClientCount = prepareQuery((db, param: Param<{ parentId: number }>) =>
+  db
     .selectFrom('clients')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('parent_id', '=', parentId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+    .where('parent_id', '=', param('parentId')),
+);
+
+export async function countSubClients(db: Kysely<Database>, parentId: number): Promise<number> {
+  const [row] = await subClientCount(db, { parentId });
+  return Number(row!.n);
 }
+
+const subClientPage = prepareQuery((db, param: Param<{ parentId: number; limit: number; offset: number }>) =>
+  db
+    .selectFrom('clients')
+    .select(COLUMNS)
+    .where('parent_id', '=', param('parentId'))
+    .orderBy('client_id')
+    .limit(param('limit'))
+    .offset(param('offset')),
+);
 
 export async function listSubClients(
   db: Kysely<Database>,
@@ -88,12 +109,5 @@ export async function listSubClients(
   limit: number,
   offset: number,
 ): Promise<ClientRow[]> {
-  return db
-    .selectFrom('clients')
-    .select(COLUMNS)
-    .where('parent_id', '=', parentId)
-    .orderBy('client_id')
-    .limit(limit)
-    .offset(offset)
-    .execute();
+  return subClientPage(db, { parentId, limit, offset });
 }
