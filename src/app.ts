@@ -26,6 +26,7 @@ import { createRateLimiter } from './oidc/rate-limit.ts';
 import { optionsRoutes } from './options/options-routes.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
+import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 
 declare module 'fastify' {
@@ -142,7 +143,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   ]);
 
   const cipher = createFieldCipher(context.masterKey);
-  const users = { db: database.db, store, cipher, emailIndex: createEmailIndex(context.masterKey) };
+  const users = {
+    db: database.db,
+    store,
+    cipher,
+    emailIndex: createEmailIndex(context.masterKey),
+    insertUser: createUserInserter(database.db, database.dialect),
+  };
   await app.register(subClientRoutes, { db: database.db, cipher });
   await app.register(userRoutes, users);
   await app.register(optionsRoutes);

@@ -7,6 +7,7 @@ import { issueAuthorizationCode } from '../../src/oidc/authorization.ts';
 import { createEncryptedStore } from '../../src/storage/index.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
 import type { UserIdentity } from '../../src/users/user-repository.ts';
+import { createUserInserter } from '../../src/users/user-repository.ts';
 import type { Scenario } from '../scenario.ts';
 import type { BenchServer } from '../server.ts';
 
@@ -35,6 +36,7 @@ async function mintCodes(server: BenchServer): Promise<Minted> {
       store: createEncryptedStore({ backend: 'fs', dataDir: config.dataDir, masterKey }),
       cipher: createFieldCipher(masterKey),
       emailIndex: createEmailIndex(masterKey),
+      insertUser: createUserInserter(database.db, database.dialect),
     };
     for (let i = 0; i < 100; i++) {
       users.push(
