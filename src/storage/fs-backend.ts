@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
-import { access, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import * as fs from 'node:fs';
+import { access, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { CID } from 'multiformats/cid';
 import type { BlockBackend } from './backend.ts';
 import { StorageError } from './errors.ts';
@@ -19,14 +20,30 @@ function unavailable(dir: string, error: unknown): StorageError {
   });
 }
 
+// A block write is nine file-system calls. fs/promises wraps each in a FileHandle and a promise
+// resolved from C++, which cost the event loop more than the calls themselves (about 80 µs of
+// main-thread CPU per block here, against 30 µs with the callback API).
+const openFile = promisify(fs.open);
+const closeFile = promisify(fs.close);
+const fsyncFile = promisify(fs.fsync);
+const writeFile = promisify(fs.writeFile);
+const renameFile = promisify(fs.rename);
+const unlinkFile = promisify(fs.unlink);
+const statFile = promisify(fs.stat);
+
 /** A directory's entries (new files, renames) are only durable once the directory itself is fsynced. */
 async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
+  const fd = await openFile(dir, 'r');
   try {
-    await handle.sync();
+    await fsyncFile(fd);
   } finally {
-    await handle.close();
+    await closeFile(fd);
   }
+}
+
+/** Writes a new file and fsyncs it; fails if the file exists. */
+async function writeDurably(file: string, bytes: Uint8Array): Promise<void> {
+  await writeFile(file, bytes, { flag: 'wx', mode: 0o600, flush: true });
 }
 
 /**
@@ -68,7 +85,7 @@ export function createFsBackend(dir: string): BlockBackend {
 
   async function exists(file: string): Promise<boolean> {
     try {
-      await stat(file);
+      await statFile(file);
       return true;
     } catch (error) {
       if (isMissing(error)) return false;
@@ -83,18 +100,12 @@ export function createFsBackend(dir: string): BlockBackend {
       const temp = path.join(shard, `.${path.basename(file)}.${randomUUID()}${TEMP_SUFFIX}`);
       try {
         await ensureShard(shard);
-        const handle = await open(temp, 'wx', 0o600);
-        try {
-          await handle.writeFile(bytes);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
+        await writeDurably(temp, bytes);
         // Concurrent writers of the same block rename identical bytes over each other, which is harmless.
-        await rename(temp, file);
+        await renameFile(temp, file);
         await fsyncDir(shard);
       } catch (error) {
-        await unlink(temp).catch(() => {});
+        await unlinkFile(temp).catch(() => {});
         throw error instanceof StorageError ? error : unavailable(dir, error);
       }
     },
@@ -115,7 +126,7 @@ export function createFsBackend(dir: string): BlockBackend {
     async check() {
       try {
         await makeDurableDir(dir);
-        await access(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+        await access(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
       } catch (error) {
         throw unavailable(dir, error);
       }
