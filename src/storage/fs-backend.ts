@@ -46,6 +46,10 @@ async function writeDurably(file: string, bytes: Uint8Array): Promise<void> {
   await writeFile(file, bytes, { flag: 'wx', mode: 0o600, flush: true });
 }
 
+/** The characters of CIDv1 text (multibase base32, lower case), hence of shard names. */
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+const SHARD_NAMES = [...BASE32].flatMap((a) => [...BASE32].map((b) => a + b));
+
 /**
  * Blocks as files under `dir`, one file per CID, in shard directories named after the CID's
  * next-to-last two characters (as Kubo's flatfs does), so no directory grows huge. Writes go to
@@ -53,10 +57,6 @@ async function writeDurably(file: string, bytes: Uint8Array): Promise<void> {
  * after a crash a block file is either complete or absent, never torn.
  */
 export function createFsBackend(dir: string): BlockBackend {
-  // A shard made by this process (or a concurrent one) is durable only once its parent is fsynced;
-  // doing that once per shard and process keeps later writes to one fsync of the shard.
-  const shards = new Map<string, Promise<void>>();
-
   async function makeDurableDir(target: string): Promise<void> {
     const first = await mkdir(target, { recursive: true, mode: 0o700 });
     let current = target;
@@ -67,14 +67,25 @@ export function createFsBackend(dir: string): BlockBackend {
     }
   }
 
-  function ensureShard(shard: string): Promise<void> {
-    let ready = shards.get(shard);
-    if (!ready) {
-      ready = makeDurableDir(shard);
-      ready.catch(() => shards.delete(shard));
-      shards.set(shard, ready);
+  // All 1,024 shards are made at once, on first use, and made durable by one fsync of `dir`.
+  // Made one by one as blocks arrived, each new shard cost an fsync of `dir` in the write that
+  // found it missing: on a new store that was most writes for the first few thousand blocks.
+  let shards: Promise<void> | undefined;
+  async function makeShards(): Promise<void> {
+    await makeDurableDir(dir);
+    await Promise.all(
+      SHARD_NAMES.map((name) => mkdir(path.join(dir, name), { recursive: true, mode: 0o700 })),
+    );
+    await fsyncDir(dir);
+  }
+  function ensureShards(): Promise<void> {
+    if (!shards) {
+      shards = makeShards();
+      shards.catch(() => {
+        shards = undefined;
+      });
     }
-    return ready;
+    return shards;
   }
 
   function locate(cid: CID): { shard: string; file: string } {
@@ -96,11 +107,17 @@ export function createFsBackend(dir: string): BlockBackend {
   return {
     async put(cid, bytes) {
       const { shard, file } = locate(cid);
-      if (await exists(file)) return;
       const temp = path.join(shard, `.${path.basename(file)}.${randomUUID()}${TEMP_SUFFIX}`);
       try {
-        await ensureShard(shard);
-        await writeDurably(temp, bytes);
+        await ensureShards();
+        // Whether the block is there already is asked while the temporary file is written, not
+        // before: both wait for the disk, and a stat queued behind other requests' fsyncs took
+        // milliseconds. A block that exists is left as it is and the temporary file removed.
+        const [present] = await Promise.all([exists(file), writeDurably(temp, bytes)]);
+        if (present) {
+          await unlinkFile(temp);
+          return;
+        }
         // Concurrent writers of the same block rename identical bytes over each other, which is harmless.
         await renameFile(temp, file);
         await fsyncDir(shard);
