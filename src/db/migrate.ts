@@ -4,13 +4,15 @@ import type { Dialect } from './dialect.ts';
 import * as clients from './migrations/0001-clients.ts';
 import * as users from './migrations/0002-users.ts';
 import * as oidc from './migrations/0003-oidc.ts';
+import * as subClientCount from './migrations/0004-sub-client-count.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
-function migrations(dialect: Dialect): Record<string, Migration> {
+export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-clients': { up: clients.up(dialect) },
     '0002-users': { up: users.up(dialect) },
     '0003-oidc': { up: oidc.up() },
+    '0004-sub-client-count': { up: subClientCount.up(dialect) },
   };
 }
 

@@ -28,6 +28,8 @@ export interface ClientsTable {
   recaptcha_enabled: ColumnType<Flag, Flag | undefined, Flag>;
   privacy_link: string | null;
   created_at: string;
+  /** How many clients have this one as parent; kept by triggers (migrations/0004), never written by code. */
+  sub_client_count: ColumnType<number, never, never>;
 }
 
 export interface ApiTokensTable {
