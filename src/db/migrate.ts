@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import type { Dialect } from './dialect.ts';
 import * as clients from './migrations/0001-clients.ts';
@@ -7,7 +7,7 @@ import * as oidc from './migrations/0003-oidc.ts';
 import * as subClientCount from './migrations/0004-sub-client-count.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
-export function migrations(dialect: Dialect): Record<string, Migration> {
+function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-clients': { up: clients.up(dialect) },
     '0002-users': { up: users.up(dialect) },
@@ -16,10 +16,23 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
   };
 }
 
+/**
+ * The migrator of this database. On PostgreSQL it is told the current schema: otherwise Kysely
+ * looks for its own tables in every schema, takes another schema's kysely_migration_lock for
+ * this one's and fails ("relation does not exist") when several deployments or test runs share
+ * one database in different schemas.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
+export async function createMigrator(db: Kysely<any>, dialect: Dialect): Promise<Migrator> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  if (dialect !== 'postgres') return new Migrator({ db, provider });
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return new Migrator({ db, provider, migrationTableSchema: rows[0]!.schema });
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
-  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  const migrator = new Migrator({ db, provider });
+  const migrator = await createMigrator(db, dialect);
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

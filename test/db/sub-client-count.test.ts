@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { openDatabase } from '../../src/db/database.ts';
-import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
+import { createMigrator, migrateToLatest } from '../../src/db/migrate.ts';
 import { countSubClients } from '../../src/subclients/subclient-repository.ts';
 import { createTestDatabase, DATABASE_KINDS } from '../helpers/databases.ts';
 
@@ -32,10 +31,7 @@ for (const kind of DATABASE_KINDS) {
       });
       // biome-ignore lint/suspicious/noExplicitAny: the rows predate the typed schema's new column
       const db = database.db as any;
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: async () => migrations(database.dialect) },
-      });
+      const migrator = await createMigrator(db, database.dialect);
       const before = await migrator.migrateTo('0003-oidc');
       assert.equal(before.error, undefined);
 
