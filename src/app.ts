@@ -25,6 +25,7 @@ import { oidcRoutes } from './oidc/oidc-routes.ts';
 import { createRateLimiter } from './oidc/rate-limit.ts';
 import { optionsRoutes } from './options/options-routes.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
+import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
 import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
@@ -150,7 +151,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     emailIndex: createEmailIndex(context.masterKey),
     insertUser: createUserInserter(database.db, database.dialect),
   };
-  await app.register(subClientRoutes, { db: database.db, cipher });
+  await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher) });
   await app.register(userRoutes, users);
   await app.register(optionsRoutes);
 
