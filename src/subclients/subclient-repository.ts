@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { now } from '../db/dialect.ts';
 import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { ClientsTable, Database } from '../db/schema.ts';
@@ -92,14 +92,17 @@ export async function countSubClients(db: Kysely<Database>, parentId: number): P
   return row ? Number(row.sub_client_count) : 0;
 }
 
+// LIMIT and OFFSET are casts of their parameters rather than bare parameters: SQLite plans a
+// statement with a bare LIMIT parameter for the value bound, so every execution re-prepared it
+// (a third of the query's time); with an expression it keeps one plan, the same index scan.
 const subClientPage = prepareQuery((db, param: Param<{ parentId: number; limit: number; offset: number }>) =>
   db
     .selectFrom('clients')
     .select(COLUMNS)
     .where('parent_id', '=', param('parentId'))
     .orderBy('client_id')
-    .limit(param('limit'))
-    .offset(param('offset')),
+    .limit(sql<number>`cast(${param('limit')} as integer)`)
+    .offset(sql<number>`cast(${param('offset')} as integer)`),
 );
 
 export async function listSubClients(

@@ -70,13 +70,14 @@ export function createUserInserter(db: Kysely<Database>, dialect: Dialect): User
   };
 }
 
+// No LIMIT: the unique indexes (tenant, e-mail) and (tenant, wallet) allow two rows at most, and
+// SQLite re-prepares a statement with a LIMIT parameter on every execution.
 const takenEmail = prepareQuery((db, param: Param<{ tenantId: number; emailIndex: string }>) =>
   db
     .selectFrom('users')
     .select(['email_index', 'wallet_address'])
     .where('tenant_id', '=', param('tenantId'))
-    .where('email_index', '=', param('emailIndex'))
-    .limit(1),
+    .where('email_index', '=', param('emailIndex')),
 );
 
 const takenEmailOrWallet = prepareQuery(
@@ -90,8 +91,7 @@ const takenEmailOrWallet = prepareQuery(
           eb('email_index', '=', param('emailIndex')),
           eb('wallet_address', '=', param('walletAddress')),
         ]),
-      )
-      .limit(2),
+      ),
 );
 
 /** Which of the e-mail and the wallet a user of the tenant already has, if any. */
