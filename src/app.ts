@@ -41,7 +41,7 @@ export interface AppContext {
   database: DatabaseHandle;
   masterKey: Uint8Array;
   /**
-   * Encrypted content-addressed storage of personal data (profiles, credentials). main.ts passes
+   * Encrypted content-addressed storage of personal data (profiles, credentials). server.ts passes
    * it; when absent (tests, tools) it is made from the configuration and master key.
    */
   store?: EncryptedStore;
