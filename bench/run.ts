@@ -75,6 +75,7 @@ const header = [
   'max ms',
   'non-2xx',
   'errors',
+  'server CPU µs/req',
   'RSS MiB (peak)',
 ];
 
@@ -88,7 +89,9 @@ for (const name of names.filter((n) => !IN_PROCESS.includes(n))) {
       const url = server.url + request.path;
       if (warmup > 0) await measure({ ...request, url, connections: 10, duration: warmup });
       for (const connections of connectionCounts) {
+        const cpuBefore = await server.cpuMicros();
         const r = await measure({ ...request, url, connections, duration });
+        const cpuPerRequest = ((await server.cpuMicros()) - cpuBefore) / Math.max(r.total, 1);
         rows.push([
           scenario.name,
           database,
@@ -99,6 +102,7 @@ for (const name of names.filter((n) => !IN_PROCESS.includes(n))) {
           r.max.toFixed(1),
           String(r.non2xx),
           String(r.errors),
+          cpuPerRequest.toFixed(0),
           `${(await server.rssMiB()).toFixed(0)} (${(await server.peakRssMiB()).toFixed(0)})`,
         ]);
         console.error(

@@ -5,6 +5,7 @@ import { createEmailIndex } from '../src/keys/blind-index.ts';
 import { createFieldCipher } from '../src/keys/field-cipher.ts';
 import { issueAuthorizationCode } from '../src/oidc/authorization.ts';
 import { createEncryptedStore, type EncryptedStore } from '../src/storage/index.ts';
+import { createUserInserter } from '../src/users/user-repository.ts';
 import type { UserDeps } from '../src/users/user-service.ts';
 import type { BenchServer } from './server.ts';
 
@@ -35,6 +36,7 @@ export async function withServerState<T>(
         store,
         cipher: createFieldCipher(masterKey),
         emailIndex: createEmailIndex(masterKey),
+        insertUser: createUserInserter(database.db, database.dialect),
       },
     });
   } finally {

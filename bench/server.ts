@@ -21,6 +21,8 @@ export interface BenchServer {
   /** Peak resident set size of the server process so far, in MiB (VmHWM). */
   peakRssMiB(): Promise<number>;
   rssMiB(): Promise<number>;
+  /** CPU time (user + system) the server process has used so far, in microseconds. */
+  cpuMicros(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -28,6 +30,16 @@ async function statusField(pid: number, field: string): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const match = status.match(new RegExp(`${field}:\\s+(\\d+) kB`));
   return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** utime + stime of a process (fields 14 and 15 of /proc/<pid>/stat, after the command name). */
+async function cpuMicros(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
 }
 
 /** Starts `node src/main.ts` as its own process on 127.0.0.1, as an operator would run it. */
@@ -86,6 +98,7 @@ export async function startBenchServer(
     },
     peakRssMiB: () => statusField(pid, 'VmHWM'),
     rssMiB: () => statusField(pid, 'VmRSS'),
+    cpuMicros: () => cpuMicros(pid),
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -38,7 +38,9 @@ import { oidcRoutes } from './oidc/oidc-routes.ts';
 import { createRateLimiter } from './oidc/rate-limit.ts';
 import { optionsRoutes } from './options/options-routes.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
+import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
+import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 
 declare module 'fastify' {
@@ -52,7 +54,7 @@ export interface AppContext {
   database: DatabaseHandle;
   masterKey: Uint8Array;
   /**
-   * Encrypted content-addressed storage of personal data (profiles, credentials). main.ts passes
+   * Encrypted content-addressed storage of personal data (profiles, credentials). server.ts passes
    * it; when absent (tests, tools) it is made from the configuration and master key.
    */
   store?: EncryptedStore;
@@ -160,8 +162,14 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   ]);
 
   const cipher = createFieldCipher(context.masterKey);
-  const users = { db: database.db, store, cipher, emailIndex: createEmailIndex(context.masterKey) };
-  await app.register(subClientRoutes, { db: database.db, cipher });
+  const users = {
+    db: database.db,
+    store,
+    cipher,
+    emailIndex: createEmailIndex(context.masterKey),
+    insertUser: createUserInserter(database.db, database.dialect),
+  };
+  await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher) });
   await app.register(userRoutes, users);
   await app.register(optionsRoutes);
 

@@ -27,6 +27,7 @@ import { hashSecret } from '../../src/keys/secrets.ts';
 import { issueAuthorizationCode } from '../../src/oidc/authorization.ts';
 import { createEncryptedStore } from '../../src/storage/index.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
+import { createUserInserter } from '../../src/users/user-repository.ts';
 
 const ANCHOR_CLIENT = 'anchor-client';
 const ANCHOR_SECRET = 'anchor-client-secret-0123456789abcdef0123456789abcdef';
@@ -69,6 +70,7 @@ async function prepare(): Promise<State> {
     store: createEncryptedStore({ backend: 'fs', dataDir, masterKey }),
     cipher: createFieldCipher(masterKey),
     emailIndex: createEmailIndex(masterKey),
+    insertUser: createUserInserter(database.db, database.dialect),
   };
   for (let i = 0; i < USERS; i++) {
     // Decimal-digit addresses read the same in EIP-55 and lower case, which the harness's check expects.

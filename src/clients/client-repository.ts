@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { now } from '../db/dialect.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { Database, Flag } from '../db/schema.ts';
 import { hashSecret } from '../keys/secrets.ts';
 
@@ -10,17 +11,22 @@ export interface ApiCaller {
   parentId: number | null;
 }
 
+// Every API request runs this, so it is compiled once rather than built per request. It reads the
+// database every time: a token revoked by the CLI (another process) stops working at once.
+const callerByTokenHash = prepareQuery((db, param: Param<{ tokenHash: string }>) =>
+  db
+    .selectFrom('api_tokens')
+    .innerJoin('clients', 'clients.client_id', 'api_tokens.client_id')
+    .select(['clients.client_id', 'clients.is_master', 'clients.parent_id'])
+    .where('api_tokens.token_hash', '=', param('tokenHash'))
+    .where('api_tokens.revoked_at', 'is', null),
+);
+
 export async function findCallerByApiToken(
   db: Kysely<Database>,
   token: string,
 ): Promise<ApiCaller | undefined> {
-  const row = await db
-    .selectFrom('api_tokens')
-    .innerJoin('clients', 'clients.client_id', 'api_tokens.client_id')
-    .select(['clients.client_id', 'clients.is_master', 'clients.parent_id'])
-    .where('api_tokens.token_hash', '=', hashSecret(token))
-    .where('api_tokens.revoked_at', 'is', null)
-    .executeTakeFirst();
+  const [row] = await callerByTokenHash(db, { tokenHash: hashSecret(token) });
   return row && { clientId: row.client_id, isMaster: row.is_master === 1, parentId: row.parent_id };
 }
 

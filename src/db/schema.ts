@@ -30,6 +30,8 @@ export interface ClientsTable {
   created_at: string;
   /** A verifier's registered OpenID4VP metadata (JSON): jwks, encryption values, formats. */
   verifier_metadata: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How many clients have this one as parent; kept by triggers (migrations/0006), never written by code. */
+  sub_client_count: ColumnType<number, never, never>;
 }
 
 export interface ApiTokensTable {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto';
 import { deriveKey } from './derive-key.ts';
 
 /**
@@ -13,7 +13,9 @@ export interface FieldCipher {
 }
 
 export function createFieldCipher(masterKey: Uint8Array): FieldCipher {
-  const key = deriveKey(masterKey, 'field-encryption/v1');
+  // A KeyObject, not the raw bytes: given bytes, every createCipheriv imports the key anew, which
+  // costs 10 µs, three times the encryption of a short value.
+  const key = createSecretKey(deriveKey(masterKey, 'field-encryption/v1'));
   return {
     encrypt(plaintext, associatedData) {
       const iv = randomBytes(12);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
-import { access, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import * as fs from 'node:fs';
+import { access, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { CID } from 'multiformats/cid';
 import type { BlockBackend } from './backend.ts';
 import { StorageError } from './errors.ts';
@@ -19,15 +20,35 @@ function unavailable(dir: string, error: unknown): StorageError {
   });
 }
 
+// A block write is nine file-system calls. fs/promises wraps each in a FileHandle and a promise
+// resolved from C++, which cost the event loop more than the calls themselves (about 80 µs of
+// main-thread CPU per block here, against 30 µs with the callback API).
+const openFile = promisify(fs.open);
+const closeFile = promisify(fs.close);
+const fsyncFile = promisify(fs.fsync);
+const writeFile = promisify(fs.writeFile);
+const renameFile = promisify(fs.rename);
+const unlinkFile = promisify(fs.unlink);
+const statFile = promisify(fs.stat);
+
 /** A directory's entries (new files, renames) are only durable once the directory itself is fsynced. */
 async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
+  const fd = await openFile(dir, 'r');
   try {
-    await handle.sync();
+    await fsyncFile(fd);
   } finally {
-    await handle.close();
+    await closeFile(fd);
   }
 }
+
+/** Writes a new file and fsyncs it; fails if the file exists. */
+async function writeDurably(file: string, bytes: Uint8Array): Promise<void> {
+  await writeFile(file, bytes, { flag: 'wx', mode: 0o600, flush: true });
+}
+
+/** The characters of CIDv1 text (multibase base32, lower case), hence of shard names. */
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+const SHARD_NAMES = [...BASE32].flatMap((a) => [...BASE32].map((b) => a + b));
 
 /**
  * Blocks as files under `dir`, one file per CID, in shard directories named after the CID's
@@ -36,10 +57,6 @@ async function fsyncDir(dir: string): Promise<void> {
  * after a crash a block file is either complete or absent, never torn.
  */
 export function createFsBackend(dir: string): BlockBackend {
-  // A shard made by this process (or a concurrent one) is durable only once its parent is fsynced;
-  // doing that once per shard and process keeps later writes to one fsync of the shard.
-  const shards = new Map<string, Promise<void>>();
-
   async function makeDurableDir(target: string): Promise<void> {
     const first = await mkdir(target, { recursive: true, mode: 0o700 });
     let current = target;
@@ -50,14 +67,25 @@ export function createFsBackend(dir: string): BlockBackend {
     }
   }
 
-  function ensureShard(shard: string): Promise<void> {
-    let ready = shards.get(shard);
-    if (!ready) {
-      ready = makeDurableDir(shard);
-      ready.catch(() => shards.delete(shard));
-      shards.set(shard, ready);
+  // All 1,024 shards are made at once, on first use, and made durable by one fsync of `dir`.
+  // Made one by one as blocks arrived, each new shard cost an fsync of `dir` in the write that
+  // found it missing: on a new store that was most writes for the first few thousand blocks.
+  let shards: Promise<void> | undefined;
+  async function makeShards(): Promise<void> {
+    await makeDurableDir(dir);
+    await Promise.all(
+      SHARD_NAMES.map((name) => mkdir(path.join(dir, name), { recursive: true, mode: 0o700 })),
+    );
+    await fsyncDir(dir);
+  }
+  function ensureShards(): Promise<void> {
+    if (!shards) {
+      shards = makeShards();
+      shards.catch(() => {
+        shards = undefined;
+      });
     }
-    return ready;
+    return shards;
   }
 
   function locate(cid: CID): { shard: string; file: string } {
@@ -68,7 +96,7 @@ export function createFsBackend(dir: string): BlockBackend {
 
   async function exists(file: string): Promise<boolean> {
     try {
-      await stat(file);
+      await statFile(file);
       return true;
     } catch (error) {
       if (isMissing(error)) return false;
@@ -79,22 +107,22 @@ export function createFsBackend(dir: string): BlockBackend {
   return {
     async put(cid, bytes) {
       const { shard, file } = locate(cid);
-      if (await exists(file)) return;
       const temp = path.join(shard, `.${path.basename(file)}.${randomUUID()}${TEMP_SUFFIX}`);
       try {
-        await ensureShard(shard);
-        const handle = await open(temp, 'wx', 0o600);
-        try {
-          await handle.writeFile(bytes);
-          await handle.sync();
-        } finally {
-          await handle.close();
+        await ensureShards();
+        // Whether the block is there already is asked while the temporary file is written, not
+        // before: both wait for the disk, and a stat queued behind other requests' fsyncs took
+        // milliseconds. A block that exists is left as it is and the temporary file removed.
+        const [present] = await Promise.all([exists(file), writeDurably(temp, bytes)]);
+        if (present) {
+          await unlinkFile(temp);
+          return;
         }
         // Concurrent writers of the same block rename identical bytes over each other, which is harmless.
-        await rename(temp, file);
+        await renameFile(temp, file);
         await fsyncDir(shard);
       } catch (error) {
-        await unlink(temp).catch(() => {});
+        await unlinkFile(temp).catch(() => {});
         throw error instanceof StorageError ? error : unavailable(dir, error);
       }
     },
@@ -115,7 +143,7 @@ export function createFsBackend(dir: string): BlockBackend {
     async check() {
       try {
         await makeDurableDir(dir);
-        await access(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+        await access(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
       } catch (error) {
         throw unavailable(dir, error);
       }

@@ -3,7 +3,7 @@ import type { ApiCaller } from '../clients/client-repository.ts';
 import { isUniqueViolation } from '../db/dialect.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError, conflict, forbidden, notFound } from '../errors.ts';
-import type { FieldCipher } from '../keys/field-cipher.ts';
+import type { SecretMasker } from './secret-mask.ts';
 import {
   type ClientRow,
   countSubClients,
@@ -17,7 +17,8 @@ import type { SubClient, SubClientBody } from './subclient-schemas.ts';
 
 export interface SubClientDeps {
   db: Kysely<Database>;
-  cipher: FieldCipher;
+  /** createSecretMasker(fieldCipher): how sealed secrets are shown. */
+  mask: SecretMasker;
 }
 
 /** Sub-client endpoints are for master clients only. */
@@ -45,13 +46,7 @@ async function checkScope(deps: SubClientDeps, caller: ApiCaller, scope: number 
   if (scope !== undefined) await scopedSubClient(deps.db, caller, scope);
 }
 
-function mask(secret: string | null): string {
-  return secret ? `••••${secret.slice(-4)}` : '';
-}
-
-export function presentSubClient(cipher: FieldCipher, row: ClientRow): SubClient {
-  const open = (sealed: string | null, column: string) =>
-    sealed ? cipher.decrypt(sealed, `clients/${row.client_id}/${column}`) : null;
+export function presentSubClient(mask: SecretMasker, row: ClientRow): SubClient {
   return {
     client_id: row.client_id,
     name: row.name,
@@ -64,8 +59,8 @@ export function presentSubClient(cipher: FieldCipher, row: ClientRow): SubClient
     province: row.province ?? '',
     city: row.city ?? '',
     from_email_address: row.from_email_address ?? '',
-    esp_token: mask(open(row.esp_token_sealed, 'esp_token')),
-    recaptcha_key: mask(open(row.recaptcha_key_sealed, 'recaptcha_key')),
+    esp_token: mask(row.esp_token_sealed, `clients/${row.client_id}/esp_token`),
+    recaptcha_key: mask(row.recaptcha_key_sealed, `clients/${row.client_id}/recaptcha_key`),
     recaptcha_threshold: row.recaptcha_threshold,
     recaptcha_enabled: row.recaptcha_enabled === 1,
     created_at: row.created_at,
@@ -90,7 +85,7 @@ export async function createSubClient(
   }
   const fields = normalizeSubClientBody(body);
   try {
-    return presentSubClient(deps.cipher, await insertSubClient(deps.db, caller.clientId, fields));
+    return presentSubClient(deps.mask, await insertSubClient(deps.db, caller.clientId, fields));
   } catch (error) {
     if (isUniqueViolation(error)) throw subdomainTaken(fields.subdomain);
     throw error;
@@ -117,7 +112,7 @@ export async function replaceSubClient(
     throw error;
   }
   if (!row) throw notFound(`Sub-client ${id}`);
-  return presentSubClient(deps.cipher, row);
+  return presentSubClient(deps.mask, row);
 }
 
 export async function readSubClient(
@@ -132,7 +127,7 @@ export async function readSubClient(
     throw forbidden(`x-api-subclient-id limits this request to sub-client ${scope}.`);
   const row = await findSubClient(deps.db, caller.clientId, id);
   if (!row) throw notFound(`Sub-client ${id}`);
-  return presentSubClient(deps.cipher, row);
+  return presentSubClient(deps.mask, row);
 }
 
 export interface SubClientPage {
@@ -154,7 +149,7 @@ export async function pageSubClients(
     // Narrowed to one sub-client: a list of exactly that one.
     const row = await scopedSubClient(deps.db, caller, scope);
     return {
-      data: page === 1 ? [presentSubClient(deps.cipher, row)] : [],
+      data: page === 1 ? [presentSubClient(deps.mask, row)] : [],
       per_page: perPage,
       current_page: page,
       total_pages: 1,
@@ -166,7 +161,7 @@ export async function pageSubClients(
       ? await listSubClients(deps.db, caller.clientId, perPage, (page - 1) * perPage)
       : [];
   return {
-    data: rows.map((row) => presentSubClient(deps.cipher, row)),
+    data: rows.map((row) => presentSubClient(deps.mask, row)),
     per_page: perPage,
     current_page: page,
     total_pages: Math.ceil(total / perPage),

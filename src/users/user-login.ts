@@ -3,7 +3,6 @@ import { generateHolderKey } from '../keys/holder-key.ts';
 import {
   findUserByEmailIndex,
   findUserByWallet,
-  insertUser,
   markEmailVerified,
   type UserIdentity,
 } from './user-repository.ts';
@@ -24,7 +23,7 @@ async function signUp(
   const holder = generateHolderKey();
   const profileCid = await deps.store.putEncrypted(profile, profileContext(holder.did));
   try {
-    const userId = await insertUser(deps.db, {
+    const userId = await deps.insertUser({
       tenant_id: tenantId,
       email_index: identifiers.emailIndex,
       email_verified: identifiers.emailIndex ? 1 : 0,

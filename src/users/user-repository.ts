@@ -1,12 +1,98 @@
 import type { Insertable, Kysely } from 'kysely';
+import { createBatcher } from '../db/batcher.ts';
+import { type Dialect, isUniqueViolation } from '../db/dialect.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { Database, UsersTable } from '../db/schema.ts';
 
 export type NewUserRow = Insertable<UsersTable>;
 
+// User creation runs these on every request, so they are compiled once (db/prepared-query.ts).
+const userInsert = prepareQuery((db, param: Param<Required<Omit<NewUserRow, 'user_id'>>>) =>
+  db
+    .insertInto('users')
+    .values({
+      tenant_id: param('tenant_id'),
+      email_index: param('email_index'),
+      email_verified: param('email_verified'),
+      wallet_address: param('wallet_address'),
+      wallet_chain_id: param('wallet_chain_id'),
+      profile_cid: param('profile_cid'),
+      did: param('did'),
+      holder_key_sealed: param('holder_key_sealed'),
+      created_at: param('created_at'),
+    })
+    .returning('user_id'),
+);
+
 export async function insertUser(db: Kysely<Database>, user: NewUserRow): Promise<number> {
-  const row = await db.insertInto('users').values(user).returning('user_id').executeTakeFirstOrThrow();
-  return row.user_id;
+  const [row] = await userInsert(db, {
+    ...user,
+    email_index: user.email_index ?? null,
+    email_verified: user.email_verified ?? 0,
+    wallet_address: user.wallet_address ?? null,
+    wallet_chain_id: user.wallet_chain_id ?? null,
+  });
+  return row!.user_id;
 }
+
+/** Inserts a user and resolves with its id once the row is durable; rejects as insertUser does. */
+export type UserInserter = (user: NewUserRow) => Promise<number>;
+
+type InsertOutcome = { userId: number } | { error: unknown };
+
+/**
+ * insertUser for many concurrent requests. On SQLite the inserts waiting at one turn of the event
+ * loop share one transaction, so one fsync makes them all durable (group commit), and the event
+ * loop, which SQLite's commit blocks, waits for that fsync once per batch instead of once per user.
+ * A unique violation fails only its own insert: SQLite undoes the failing statement and keeps the
+ * transaction. PostgreSQL commits concurrent transactions together by itself.
+ */
+export function createUserInserter(db: Kysely<Database>, dialect: Dialect): UserInserter {
+  if (dialect === 'postgres') return (user) => insertUser(db, user);
+  const batch = createBatcher<NewUserRow, InsertOutcome>((users) =>
+    db.transaction().execute(async (tx) => {
+      const outcomes: InsertOutcome[] = [];
+      for (const user of users) {
+        try {
+          outcomes.push({ userId: await insertUser(tx, user) });
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+          outcomes.push({ error });
+        }
+      }
+      return outcomes;
+    }),
+  );
+  return async (user) => {
+    const outcome = await batch(user);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.userId;
+  };
+}
+
+// No LIMIT: the unique indexes (tenant, e-mail) and (tenant, wallet) allow two rows at most, and
+// SQLite re-prepares a statement with a LIMIT parameter on every execution.
+const takenEmail = prepareQuery((db, param: Param<{ tenantId: number; emailIndex: string }>) =>
+  db
+    .selectFrom('users')
+    .select(['email_index', 'wallet_address'])
+    .where('tenant_id', '=', param('tenantId'))
+    .where('email_index', '=', param('emailIndex')),
+);
+
+const takenEmailOrWallet = prepareQuery(
+  (db, param: Param<{ tenantId: number; emailIndex: string; walletAddress: string }>) =>
+    db
+      .selectFrom('users')
+      .select(['email_index', 'wallet_address'])
+      .where('tenant_id', '=', param('tenantId'))
+      .where((eb) =>
+        eb.or([
+          eb('email_index', '=', param('emailIndex')),
+          eb('wallet_address', '=', param('walletAddress')),
+        ]),
+      ),
+);
 
 /** Which of the e-mail and the wallet a user of the tenant already has, if any. */
 export async function findTakenIdentifiers(
@@ -15,17 +101,10 @@ export async function findTakenIdentifiers(
   emailIndex: string,
   walletAddress: string | undefined,
 ): Promise<{ email: boolean; wallet: boolean }> {
-  const rows = await db
-    .selectFrom('users')
-    .select(['email_index', 'wallet_address'])
-    .where('tenant_id', '=', tenantId)
-    .where((eb) =>
-      walletAddress === undefined
-        ? eb('email_index', '=', emailIndex)
-        : eb.or([eb('email_index', '=', emailIndex), eb('wallet_address', '=', walletAddress)]),
-    )
-    .limit(2)
-    .execute();
+  const rows =
+    walletAddress === undefined
+      ? await takenEmail(db, { tenantId, emailIndex })
+      : await takenEmailOrWallet(db, { tenantId, emailIndex, walletAddress });
   return {
     email: rows.some((row) => row.email_index === emailIndex),
     wallet: walletAddress !== undefined && rows.some((row) => row.wallet_address === walletAddress),

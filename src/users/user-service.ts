@@ -8,7 +8,7 @@ import type { FieldCipher } from '../keys/field-cipher.ts';
 import { generateHolderKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { scopedSubClient } from '../subclients/subclient-service.ts';
-import { findTakenIdentifiers, insertUser } from './user-repository.ts';
+import { findTakenIdentifiers, type UserInserter } from './user-repository.ts';
 import { normalizeCreateUserBody } from './user-rules.ts';
 import type { CreateUserBody } from './user-schemas.ts';
 
@@ -17,6 +17,8 @@ export interface UserDeps {
   store: EncryptedStore;
   cipher: FieldCipher;
   emailIndex: BlindIndex;
+  /** createUserInserter(db, dialect): group commit of user rows on SQLite. */
+  insertUser: UserInserter;
 }
 
 /** The block context of a user's profile: the owner is the user's DID, known before the row exists. */
@@ -71,7 +73,7 @@ export async function createUser(
   const holder = generateHolderKey();
   const profileCid = await deps.store.putEncrypted(profile, profileContext(holder.did));
   try {
-    const userId = await insertUser(deps.db, {
+    const userId = await deps.insertUser({
       tenant_id: tenantId,
       email_index: emailIndex,
       wallet_address: wallet?.address ?? null,

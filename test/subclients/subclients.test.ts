@@ -371,6 +371,23 @@ for (const kind of DATABASE_KINDS) {
         assert.equal(max.body.data.length, 7);
       });
 
+      test('total_pages counts sub-clients made by the admin CLI and by concurrent creates', async () => {
+        const lister = await server.createMaster('Counter');
+        await Promise.all(
+          Array.from({ length: 12 }, () =>
+            server.request('POST', '/v1/sub_client', { headers: as(lister.token), body: unique() }),
+          ),
+        );
+        for (let i = 0; i < 3; i++)
+          await createClient(server.database.db, { name: 'CLI', parentId: lister.clientId });
+        const page = await server.request('GET', '/v1/sub_client?page=1&per_page=5', {
+          headers: as(lister.token),
+        });
+        assert.equal(page.body.total_pages, 3);
+        const all = await server.request('GET', '/v1/sub_client?per_page=99', { headers: as(lister.token) });
+        assert.equal(all.body.data.length, 15);
+      });
+
       for (const query of [
         'page=0',
         'per_page=0',

@@ -1,0 +1,49 @@
+import { buildApp } from './app.ts';
+import { ConfigError, readConfig } from './config/config.ts';
+import { openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { loadMasterKey } from './keys/master-key.ts';
+import { createEncryptedStore } from './storage/index.ts';
+
+async function main(): Promise<void> {
+  const config = readConfig(process.env);
+  const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrateToLatest(database.db, database.dialect);
+  const store = createEncryptedStore({
+    backend: config.storage,
+    dataDir: config.dataDir,
+    kuboApiUrl: config.kuboApiUrl,
+    masterKey: masterKey.key,
+  });
+  const app = await buildApp({ config, database, masterKey: masterKey.key, store });
+  if (masterKey.generated) {
+    app.log.warn(
+      { file: masterKey.file },
+      'MASTER_KEY is not set: generated a new master key into DATA_DIR. Back it up; without it encrypted data is lost. Set MASTER_KEY in production.',
+    );
+  }
+  if (config.environment === 'development')
+    app.log.info('running in development mode (NODE_ENV=production for production)');
+
+  const shutdown = async (signal: string) => {
+    app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await app.inFlight.drain(10_000);
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+
+  await app.listen({ port: config.port, host: config.host });
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`coffer: configuration error: ${error.message}`);
+  } else {
+    console.error('coffer: failed to start:', error);
+  }
+  process.exit(1);
+});
