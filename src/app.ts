@@ -8,6 +8,7 @@ import type { Config } from './config/config.ts';
 import { inProcessOperations } from './credentials/bbs-2023/operations.ts';
 import { findRegisteredContext } from './credentials/contexts/context-repository.ts';
 import { createContextRegistry } from './credentials/contexts/document-loader.ts';
+import { createCredentialInserter } from './credentials/credential-repository.ts';
 import { credentialRoutes } from './credentials/credential-routes.ts';
 import { createPooledOperations } from './credentials/crypto-pool.ts';
 import type { DatabaseHandle } from './db/database.ts';
@@ -216,6 +217,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       store,
       contentKey: deriveKey(context.masterKey, 'credential-content/v1'),
       operations,
+      insertCredential: createCredentialInserter(database.db, database.dialect),
     },
     bearer: { db: database.db, keys, issuer: config.publicUrl },
   });

@@ -2,6 +2,7 @@ import { fastBbs } from '../../src/bbs/index.ts';
 import { inProcessOperations } from '../../src/credentials/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
 import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
+import { createCredentialInserter } from '../../src/credentials/credential-repository.ts';
 import { storeCredential } from '../../src/credentials/credential-service.ts';
 import { deriveKey } from '../../src/keys/derive-key.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
@@ -52,6 +53,7 @@ async function prepareHolder(server: BenchServer): Promise<Holder> {
           store: state.store,
           contentKey: deriveKey(masterKey, 'credential-content/v1'),
           operations: inProcessOperations({ bbs: issuingBbs, jsonLd: benchJsonLd }),
+          insertCredential: createCredentialInserter(state.database.db, state.database.dialect),
         };
         const caller = { clientId: seeded.client.client_id, isMaster: false, parentId: null };
         for (const vc of credentials) await storeCredential(deps, caller, vc);

@@ -1,4 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../db/dialect.ts';
+import { createGroupInsert } from '../db/group-insert.ts';
 import type { CredentialsTable, Database } from '../db/schema.ts';
 
 export type CredentialRow = Pick<Selectable<CredentialsTable>, 'credential_id' | 'cid' | 'content_hash'>;
@@ -10,6 +12,13 @@ export async function insertCredential(
   row: Insertable<CredentialsTable>,
 ): Promise<void> {
   await db.insertInto('credentials').values(row).execute();
+}
+
+export type CredentialInserter = (row: Insertable<CredentialsTable>) => Promise<void>;
+
+/** insertCredential with group commit on SQLite (db/group-insert.ts). */
+export function createCredentialInserter(db: Kysely<Database>, dialect: Dialect): CredentialInserter {
+  return createGroupInsert(db, dialect, insertCredential);
 }
 
 export async function findCredential(

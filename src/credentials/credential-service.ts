@@ -10,10 +10,10 @@ import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '
 import type { Bbs2023Operations } from './bbs-2023/operations.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
 import {
+  type CredentialInserter,
   type CredentialRow,
   findCredential,
   findCredentials,
-  insertCredential,
   listCredentials,
 } from './credential-repository.ts';
 import { checkCredential, checkPointer, disclosedPointers, rejected } from './credential-rules.ts';
@@ -26,6 +26,8 @@ export interface CredentialDeps {
   contentKey: Uint8Array;
   /** bbs-2023 verification and derivation, in this thread or in worker threads. */
   operations: Bbs2023Operations;
+  /** insertCredential, with group commit on SQLite (credential-repository.ts). */
+  insertCredential: CredentialInserter;
   now?: () => Date;
 }
 
@@ -105,7 +107,7 @@ export async function storeCredential(
 
   const cid = await deps.store.putEncrypted(vc, credentialContext(user.did));
   try {
-    await insertCredential(deps.db, {
+    await deps.insertCredential({
       user_id: user.user_id,
       credential_id: checked.credentialId,
       cid,

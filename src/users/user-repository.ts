@@ -1,6 +1,6 @@
 import type { Insertable, Kysely } from 'kysely';
-import { createBatcher } from '../db/batcher.ts';
-import { type Dialect, isUniqueViolation } from '../db/dialect.ts';
+import type { Dialect } from '../db/dialect.ts';
+import { createGroupInsert } from '../db/group-insert.ts';
 import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { Database, UsersTable } from '../db/schema.ts';
 
@@ -38,36 +38,9 @@ export async function insertUser(db: Kysely<Database>, user: NewUserRow): Promis
 /** Inserts a user and resolves with its id once the row is durable; rejects as insertUser does. */
 export type UserInserter = (user: NewUserRow) => Promise<number>;
 
-type InsertOutcome = { userId: number } | { error: unknown };
-
-/**
- * insertUser for many concurrent requests. On SQLite the inserts waiting at one turn of the event
- * loop share one transaction, so one fsync makes them all durable (group commit), and the event
- * loop, which SQLite's commit blocks, waits for that fsync once per batch instead of once per user.
- * A unique violation fails only its own insert: SQLite undoes the failing statement and keeps the
- * transaction. PostgreSQL commits concurrent transactions together by itself.
- */
+/** insertUser with group commit on SQLite (db/group-insert.ts). */
 export function createUserInserter(db: Kysely<Database>, dialect: Dialect): UserInserter {
-  if (dialect === 'postgres') return (user) => insertUser(db, user);
-  const batch = createBatcher<NewUserRow, InsertOutcome>((users) =>
-    db.transaction().execute(async (tx) => {
-      const outcomes: InsertOutcome[] = [];
-      for (const user of users) {
-        try {
-          outcomes.push({ userId: await insertUser(tx, user) });
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-          outcomes.push({ error });
-        }
-      }
-      return outcomes;
-    }),
-  );
-  return async (user) => {
-    const outcome = await batch(user);
-    if ('error' in outcome) throw outcome.error;
-    return outcome.userId;
-  };
+  return createGroupInsert(db, dialect, insertUser);
 }
 
 // No LIMIT: the unique indexes (tenant, e-mail) and (tenant, wallet) allow two rows at most, and
