@@ -156,6 +156,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       dataDir: config.dataDir,
       kuboApiUrl: config.kuboApiUrl,
       masterKey: context.masterKey,
+      cacheBytes: config.blockCacheBytes,
     });
   registerOperations(app, [
     { name: 'database', check: database.ping },
@@ -209,7 +210,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     config.cryptoThreads > 0
       ? createPooledOperations({ threads: config.cryptoThreads, contexts })
       : undefined;
-  if (pool) app.addHook('onClose', () => pool.close());
+  // Requests still running at shutdown may be waiting on a thread: let them finish first.
+  if (pool) app.addHook('onClose', () => app.inFlight.drain(10_000).then(() => pool.close()));
   const operations = pool ?? inProcessOperations(bbs2023);
   await app.register(credentialRoutes, {
     credentials: {

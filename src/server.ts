@@ -15,6 +15,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     kuboApiUrl: config.kuboApiUrl,
     masterKey: masterKey.key,
+    cacheBytes: config.blockCacheBytes,
   });
   const app = await buildApp({ config, database, masterKey: masterKey.key, store });
   if (masterKey.generated) {

@@ -42,6 +42,8 @@ export interface Config {
   cryptoThreads: number;
   /** Log-in attempts per minute from one address; 0 turns this limit off (the per-log-in limits stay). */
   loginRateLimit: number;
+  /** Bytes of decrypted block values kept in memory; 0 keeps none. */
+  blockCacheBytes: number;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -135,6 +137,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const apiRateLimit = readInteger(env, 'API_RATE_LIMIT', 6000, 0, 100_000_000);
   const cryptoThreads = readInteger(env, 'CRYPTO_THREADS', availableParallelism(), 0, 64);
   const loginRateLimit = readInteger(env, 'LOGIN_RATE_LIMIT', 30, 0, 1_000_000);
+  const blockCacheBytes = readInteger(env, 'BLOCK_CACHE_MB', 64, 0, 65_536) * 1024 * 1024;
 
   if (environment === 'production') {
     if (!masterKey) throw new ConfigError('MASTER_KEY', 'is required in production (NODE_ENV=production)');
@@ -166,5 +169,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     apiRateLimit,
     cryptoThreads,
     loginRateLimit,
+    blockCacheBytes,
   };
 }

@@ -2,9 +2,10 @@ import path from 'node:path';
 import type { BlockBackend } from './backend.ts';
 import { parseCid } from './cid.ts';
 import { createContentStore } from './content-store.ts';
-import { type BlockContext, createEnvelopeCipher } from './envelope.ts';
+import { type BlockContext, createEnvelopeCipher, type Envelope } from './envelope.ts';
 import { createFsBackend } from './fs-backend.ts';
 import { createKuboBackend } from './kubo-backend.ts';
+import { createValueCache } from './value-cache.ts';
 
 /**
  * Personal data at rest: every value is sealed into an envelope before it becomes a block, so
@@ -24,6 +25,8 @@ export interface EncryptedStoreOptions {
   dataDir: string;
   kuboApiUrl?: string;
   masterKey: Uint8Array;
+  /** Bytes of decrypted values kept in memory (BLOCK_CACHE_MB); 0 or absent keeps none. */
+  cacheBytes?: number;
 }
 
 function createBackend(options: EncryptedStoreOptions): BlockBackend {
@@ -35,6 +38,7 @@ function createBackend(options: EncryptedStoreOptions): BlockBackend {
 export function createEncryptedStore(options: EncryptedStoreOptions): EncryptedStore {
   const cipher = createEnvelopeCipher(options.masterKey);
   const store = createContentStore(createBackend(options));
+  const cache = createValueCache(options.cacheBytes ?? 0);
   return {
     async putEncrypted(value, context) {
       const cid = await store.put(cipher.seal(value, context));
@@ -42,7 +46,15 @@ export function createEncryptedStore(options: EncryptedStoreOptions): EncryptedS
     },
 
     async getEncrypted(cid, context) {
-      return cipher.open(await store.get(parseCid(cid)), context);
+      // The context is part of the key: a value is only ever served to the owner and kind it
+      // was sealed for, as the envelope's associated data demands.
+      const key = `${cid}\u0000${context.owner}\u0000${context.kind}`;
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      const envelope = (await store.get(parseCid(cid))) as Envelope;
+      const value = cipher.open(envelope, context);
+      cache.set(key, value, envelope.ct.length);
+      return value;
     },
 
     check() {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { access, mkdir, readFile } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { CID } from 'multiformats/cid';
@@ -30,6 +30,7 @@ const writeFile = promisify(fs.writeFile);
 const renameFile = promisify(fs.rename);
 const unlinkFile = promisify(fs.unlink);
 const statFile = promisify(fs.stat);
+const readFileCallback = promisify(fs.readFile);
 
 /** A directory's entries (new files, renames) are only durable once the directory itself is fsynced. */
 async function fsyncDir(dir: string): Promise<void> {
@@ -129,7 +130,7 @@ export function createFsBackend(dir: string): BlockBackend {
 
     async get(cid) {
       try {
-        return new Uint8Array(await readFile(locate(cid).file));
+        return new Uint8Array(await readFileCallback(locate(cid).file));
       } catch (error) {
         if (isMissing(error)) throw new StorageError('block_not_found', `Block ${cid} is not stored.`);
         throw unavailable(dir, error);
