@@ -72,7 +72,11 @@ export async function startBenchServer(
     url.searchParams.set('options', `-c search_path=${schema}`);
     env['DATABASE_URL'] = url.toString();
   }
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
+  // BENCH_CPU_PROFILE=DIR writes a V8 CPU profile of the server's main thread into DIR at exit.
+  const profile = process.env['BENCH_CPU_PROFILE']
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROFILE']}`]
+    : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, path.join(ROOT, 'src/main.ts')], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
