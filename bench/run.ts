@@ -65,6 +65,7 @@ if (names.includes('oid4vp')) {
 }
 
 const rows: string[][] = [];
+let repeatedRows = 0;
 const header = [
   'scenario',
   'db',
@@ -90,10 +91,13 @@ for (const name of names.filter((n) => !IN_PROCESS.includes(n))) {
       if (warmup > 0) await measure({ ...request, url, connections: 10, duration: warmup });
       for (const connections of connectionCounts) {
         const cpuBefore = await server.cpuMicros();
+        const repeatsBefore = request.repeats?.() ?? 0;
         const r = await measure({ ...request, url, connections, duration });
+        const repeated = (request.repeats?.() ?? 0) > repeatsBefore;
+        if (repeated) repeatedRows++;
         const cpuPerRequest = ((await server.cpuMicros()) - cpuBefore) / Math.max(r.total, 1);
         rows.push([
-          scenario.name,
+          repeated ? `${scenario.name} (repeats†)` : scenario.name,
           database,
           String(connections),
           r.requestsPerSecond.toFixed(0),
@@ -122,4 +126,8 @@ if (rows.length > 0) {
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const row of rows) console.log(line(row));
+  if (repeatedRows > 0)
+    console.log(
+      '\n† the prepared credentials ran out during this row, so part of it re-stored known credentials (the idempotent path, no proof check); raise BENCH_CREDENTIALS for a pure figure',
+    );
 }

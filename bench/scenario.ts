@@ -11,5 +11,7 @@ export interface Scenario {
     headers?: Record<string, string>;
     body?: string;
     setupRequest?: (request: Request) => Request;
+    /** How many requests so far re-sent a prepared body because the pool ran out. */
+    repeats?: () => number;
   }>;
 }
