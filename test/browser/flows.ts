@@ -6,13 +6,7 @@ import { createClient } from '../../src/clients/client-admin.ts';
 import { logInUser, registerPersonContext } from '../credentials/helpers.ts';
 import { createStockIssuer, personCredential, type StockIssuer } from '../credentials/stock-issuer.ts';
 import type { TestServer } from '../helpers/server.ts';
-import {
-  codeFromOutbox,
-  postInteraction,
-  REDIRECT_URI,
-  type RelyingParty,
-  startLogin,
-} from '../oidc/flow-helpers.ts';
+import { authorizationRequest, REDIRECT_URI, type RelyingParty } from '../oidc/flow-helpers.ts';
 
 /** Where the relying party of flow-helpers.ts is; the browser never reaches it (page.route). */
 export const RP_ORIGIN = new URL(REDIRECT_URI).origin;
@@ -28,20 +22,7 @@ export interface AuthorizationStart {
 }
 
 /** The relying party's authorization URL (code flow, PKCE, state and nonce), as its app builds it. */
-export async function authorizationUrl(rp: RelyingParty): Promise<AuthorizationStart> {
-  const verifier = oidc.randomPKCECodeVerifier();
-  const nonce = oidc.randomNonce();
-  const state = oidc.randomState();
-  const url = oidc.buildAuthorizationUrl(rp.config, {
-    redirect_uri: REDIRECT_URI,
-    scope: 'openid',
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state,
-    nonce,
-  });
-  return { url: url.href, verifier, nonce, state };
-}
+export const authorizationUrl = (rp: RelyingParty): Promise<AuthorizationStart> => authorizationRequest(rp);
 
 /** The relying party redeems the code the browser brought back (openid-client checks the ID token). */
 export async function redeem(rp: RelyingParty, start: AuthorizationStart, callbackUrl: string) {
@@ -53,21 +34,7 @@ export async function redeem(rp: RelyingParty, start: AuthorizationStart, callba
   return { tokens, claims: tokens.claims()! };
 }
 
-/** Someone who signed up by e-mail at the relying party (over HTTP, not in the browser): their DID. */
-export async function signUpByEmail(server: TestServer, rp: RelyingParty, email: string): Promise<string> {
-  const started = await startLogin(server, rp);
-  const sent = await postInteraction(server, started.interactionPath, 'login/email', { email });
-  assert.equal(sent.status, 202);
-  const code = await codeFromOutbox(server, email);
-  const verified = await postInteraction(server, started.interactionPath, 'login/email/verify', { code });
-  assert.equal(verified.status, 200, JSON.stringify(verified.body));
-  const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(verified.body.redirect_to), {
-    pkceCodeVerifier: started.verifier,
-    expectedNonce: started.nonce,
-    expectedState: started.state,
-  });
-  return String(tokens.claims()!['did_wallet_address']);
-}
+export { signUpByEmail } from '../oidc/flow-helpers.ts';
 
 export interface CredentialShop {
   issuer: StockIssuer;

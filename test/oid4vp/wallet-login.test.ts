@@ -2,19 +2,16 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as oidc from 'openid-client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { logInUser } from '../credentials/helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
-import type { TestServer } from '../helpers/server.ts';
 import {
   codeFromOutbox,
   interactionView,
   logInWithWallet,
   postInteraction,
-  type RelyingParty,
   registerRelyingParty,
-  startLogin,
+  signUpByEmail,
 } from '../oidc/flow-helpers.ts';
 import { checkVpToken } from './presentation-check.ts';
 import { startVerifier, type Transaction, type Verifier } from './verifier.ts';
@@ -29,24 +26,6 @@ import {
 } from './wallet-helpers.ts';
 
 /** Who the person is, inside the consent (DESIGN.md, Hosted wallet): e-mail, SIWE, or a session. */
-
-/** An OIDC e-mail log-in at the relying party, which signs the person up; returns their DID. */
-async function signUpByEmail(server: TestServer, rp: RelyingParty, email: string): Promise<string> {
-  const started = await startLogin(server, rp);
-  assert.equal(
-    (await postInteraction(server, started.interactionPath, 'login/email', { email })).status,
-    202,
-  );
-  const code = await codeFromOutbox(server, email);
-  const verified = await postInteraction(server, started.interactionPath, 'login/email/verify', { code });
-  assert.equal(verified.status, 200, JSON.stringify(verified.body));
-  const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(verified.body.redirect_to), {
-    pkceCodeVerifier: started.verifier,
-    expectedNonce: started.nonce,
-    expectedState: started.state,
-  });
-  return String(tokens.claims()!['did_wallet_address']);
-}
 
 for (const kind of DATABASE_KINDS) {
   describe(`hosted wallet log-in inside the consent, on ${kind}`, () => {

@@ -40,12 +40,8 @@ export interface StartedLogin {
   state: string;
 }
 
-/** Sends the "browser" to the authorization endpoint and returns where Coffer sends it. */
-export async function startLogin(
-  _server: TestServer,
-  rp: RelyingParty,
-  extra: Record<string, string> = {},
-): Promise<StartedLogin> {
+/** The relying party's authorization URL (code flow, PKCE, state and nonce), as its app builds it. */
+export async function authorizationRequest(rp: RelyingParty, extra: Record<string, string> = {}) {
   const verifier = oidc.randomPKCECodeVerifier();
   const nonce = oidc.randomNonce();
   const state = oidc.randomState();
@@ -58,6 +54,16 @@ export async function startLogin(
     nonce,
     ...extra,
   });
+  return { url: url.href, verifier, nonce, state };
+}
+
+/** Sends the "browser" to the authorization endpoint and returns where Coffer sends it. */
+export async function startLogin(
+  _server: TestServer,
+  rp: RelyingParty,
+  extra: Record<string, string> = {},
+): Promise<StartedLogin> {
+  const { url, verifier, nonce, state } = await authorizationRequest(rp, extra);
   const response = await fetch(url, { redirect: 'manual' });
   if (response.status !== 303)
     throw new Error(`authorize answered ${response.status}: ${await response.text()}`);
@@ -148,4 +154,21 @@ export async function codeFromOutbox(server: TestServer, to: string): Promise<st
     }
   }
   throw new Error(`no code for ${to} in the outbox`);
+}
+
+/** An e-mail log-in at the relying party (over HTTP), which signs the person up; returns their DID. */
+export async function signUpByEmail(server: TestServer, rp: RelyingParty, email: string): Promise<string> {
+  const started = await startLogin(server, rp);
+  const sent = await postInteraction(server, started.interactionPath, 'login/email', { email });
+  if (sent.status !== 202) throw new Error(`sending the code answered ${sent.status}`);
+  const code = await codeFromOutbox(server, email);
+  const verified = await postInteraction(server, started.interactionPath, 'login/email/verify', { code });
+  if (verified.status !== 200)
+    throw new Error(`the code answered ${verified.status}: ${JSON.stringify(verified.body)}`);
+  const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(verified.body.redirect_to), {
+    pkceCodeVerifier: started.verifier,
+    expectedNonce: started.nonce,
+    expectedState: started.state,
+  });
+  return String(tokens.claims()!['did_wallet_address']);
 }
