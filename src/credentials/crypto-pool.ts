@@ -24,6 +24,9 @@ export function createPooledOperations(options: {
     minThreads: 0,
     maxThreads: options.threads,
     idleTimeout: 60_000,
+    // piscina's default moves a task it could not hand to a busy pool to the back of the queue,
+    // so under sustained load some requests waited seconds behind later ones; keep arrival order.
+    stricterFIFO: true,
     // A task needs a few megabytes; a bounded heap makes V8 collect early instead of letting each
     // thread grow towards the machine's default limit.
     resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
