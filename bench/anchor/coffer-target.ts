@@ -124,21 +124,22 @@ async function serve(state: State): Promise<void> {
     const n = Math.min(10_000, Number((request.query as { n?: string }).n ?? 1));
     const nowSeconds = Math.floor(Date.now() / 1000);
     const codes: string[] = [];
-    const authRequest = {
+    // A nonce per code, as the harness's oidc-provider server mints them, so the id_tokens compare.
+    const authRequest = () => ({
       clientId: state.clientId,
       redirectUri: REDIRECT_URI,
       scope: 'openid',
       state: null,
-      nonce: null,
+      nonce: randomBytes(12).toString('base64url'),
       codeChallenge: null,
       prompt: null,
-    };
+    });
     // One transaction for the lot: minting is set-up, not what is measured.
     await database.db.transaction().execute(async (tx) => {
       for (let i = 0; i < n; i++) {
         const login = { loginType: 'wallet', authTime: nowSeconds };
         codes.push(
-          await issueAuthorizationCode(tx, authRequest, users[i % users.length]!, login, nowSeconds),
+          await issueAuthorizationCode(tx, authRequest(), users[i % users.length]!, login, nowSeconds),
         );
       }
       // Minted codes must outlive the run (the harness mints ahead of time).
