@@ -42,7 +42,7 @@ async function decide(decision, button) {
     const response = await fetch('/interaction/' + encodeURIComponent(data.interactionId) + '/consent', {
       method: 'POST',
       credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-csrf-token': data.csrfToken },
       body: JSON.stringify({ decision: decision, selections: selections }),
     });
     const answer = await response.json().catch(function () { return null; });

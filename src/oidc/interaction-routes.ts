@@ -7,6 +7,7 @@ import { errorResponses } from '../http/openapi.ts';
 import { renderConsentPage } from '../oid4vp/consent-page.ts';
 import { decideConsent, describeConsent, type WalletDeps } from '../oid4vp/wallet-service.ts';
 import {
+  checkPageToken,
   describeInteraction,
   type FinishedLogin,
   type InteractionDeps,
@@ -40,6 +41,11 @@ function refuseCrossSite(request: FastifyRequest, publicUrl: string): void {
   }
 }
 
+/** Browsers mark every fetch with Origin (POST) and Sec-Fetch-Site; headless clients send neither. */
+function fromBrowser(request: FastifyRequest): boolean {
+  return request.headers.origin !== undefined || request.headers['sec-fetch-site'] !== undefined;
+}
+
 function wantsJson(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? '';
   return accept.includes('application/json') && !accept.includes('text/html');
@@ -53,9 +59,16 @@ export interface InteractionRouteDeps {
 export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> = async (app, options) => {
   const { interactions: deps, wallet } = options;
   const tags = ['Log-in interaction'];
-  // Before the body is read or validated: a cross-site request gets nothing but 403.
+  // Before the body is read or validated: a cross-site request, or a browser's request without
+  // the page's token, gets nothing but 403.
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'POST') refuseCrossSite(request, deps.config.publicUrl);
+    if (request.method !== 'POST') return;
+    refuseCrossSite(request, deps.config.publicUrl);
+    if (fromBrowser(request)) {
+      const token = request.headers['x-csrf-token'];
+      const id = (request.params as { id?: string }).id ?? '';
+      await checkPageToken(deps, id, typeof token === 'string' ? token : undefined);
+    }
   });
   const secure = deps.config.environment === 'production';
   const finish = (reply: FastifyReply, login: FinishedLogin) => {

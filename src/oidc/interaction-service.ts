@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-repository.ts';
@@ -108,6 +108,35 @@ export async function liveInteraction(deps: InteractionDeps, id: string): Promis
   const row = await findInteraction(deps.db, id);
   if (!row || row.finished_at !== null || row.expires_at <= clock(deps).toISOString()) throw gone();
   return row;
+}
+
+/**
+ * A browser's POST must carry the token of the page Coffer served for this interaction
+ * (`x-csrf-token`), on top of the Origin check and the JSON-only bodies: a page that could send
+ * same-origin JSON (a script injected into another page of this origin, a browser that omits
+ * Origin) still lacks the token. Headless clients send neither Origin nor Sec-Fetch-Site and
+ * are not browsers a forged request could ride on, so they are not asked for it. An unknown
+ * interaction passes here and is "gone" (404) in its handler.
+ */
+export async function checkPageToken(
+  deps: InteractionDeps,
+  id: string,
+  token: string | undefined,
+): Promise<void> {
+  const row = await findInteraction(deps.db, id);
+  if (!row) return;
+  if (token === undefined || !sameSecret(token, row.csrf_token)) {
+    throw new CofferError(
+      'forbidden',
+      'This request did not come from the page Coffer served for this log-in; reload the page and try again.',
+    );
+  }
+}
+
+// Digests first: timingSafeEqual needs equal lengths, and the length must not leak either.
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }
 
 function siweChallengeOf(deps: InteractionDeps, row: InteractionRow): SiweChallenge {

@@ -108,6 +108,41 @@ describe('web hardening (development mode)', () => {
     }
   });
 
+  test("a browser's interaction POST needs the page's token; a headless client does not", async () => {
+    const rp = await registerRelyingParty(server);
+    const login = await startLogin(server, rp);
+    const view = await fetch(`${server.url}${login.interactionPath}`, {
+      headers: { accept: 'application/json' },
+    });
+    const { csrf_token: token } = (await view.json()) as { csrf_token: string };
+    const ownOrigin = new URL(server.url).origin;
+    const email = { email: 'page-token@example.org' };
+    for (const [label, headers] of [
+      ['same origin, no token', { origin: ownOrigin }],
+      ['same origin, wrong token', { origin: ownOrigin, 'x-csrf-token': `${token}x` }],
+      ['same-origin fetch metadata, no token', { 'sec-fetch-site': 'same-origin' }],
+    ] as const) {
+      const refused = await postInteraction(server, login.interactionPath, 'login/email', email, headers);
+      assert.equal(refused.status, 403, label);
+      assert.equal(refused.body.error, 'forbidden', label);
+    }
+    assert.equal(
+      (
+        await postInteraction(server, login.interactionPath, 'login/email', email, {
+          origin: ownOrigin,
+          'x-csrf-token': token,
+        })
+      ).status,
+      202,
+      'the page with its token',
+    );
+    assert.equal(
+      (await postInteraction(server, login.interactionPath, 'login/email', email)).status,
+      202,
+      'a headless client',
+    );
+  });
+
   test('log-in attempts past 30 a minute from one address → 429 with Retry-After', async () => {
     const rp = await registerRelyingParty(server);
     const login = await startLogin(server, rp);
