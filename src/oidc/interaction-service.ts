@@ -102,9 +102,11 @@ export function startLoginInteraction(deps: InteractionDeps, request: Authorizat
   });
 }
 
+const INTERACTION_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
 /** An interaction that can still be used; anything else is "gone" (404) to the person. */
 export async function liveInteraction(deps: InteractionDeps, id: string): Promise<InteractionRow> {
-  if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) throw gone();
+  if (!INTERACTION_ID.test(id)) throw gone();
   const row = await findInteraction(deps.db, id);
   if (!row || row.finished_at !== null || row.expires_at <= clock(deps).toISOString()) throw gone();
   return row;
@@ -123,7 +125,7 @@ export async function checkPageToken(
   id: string,
   token: string | undefined,
 ): Promise<void> {
-  const row = await findInteraction(deps.db, id);
+  const row = INTERACTION_ID.test(id) ? await findInteraction(deps.db, id) : undefined;
   if (!row) return;
   if (token === undefined || !sameSecret(token, row.csrf_token)) {
     throw new CofferError(
