@@ -251,8 +251,8 @@ function responseTarget(auth: Authenticated, deps: AuthorizationRequestDeps): Er
     throw invalidRequest('state must consist of URL-safe characters');
   }
   const direct = responseMode !== 'fragment';
-  const [wanted, unwanted] = direct ? ['response_uri', 'redirect_uri'] : ['redirect_uri', 'response_uri'];
-  let target = p[wanted!] as unknown;
+  const wanted = direct ? 'response_uri' : 'redirect_uri';
+  let target = p[wanted] as unknown;
   if (target === undefined && auth.id.prefix === 'redirect_uri') target = auth.id.uri;
   if (typeof target !== 'string')
     throw invalidRequest(`${wanted} is required with response_mode ${responseMode}`);
@@ -278,14 +278,7 @@ function responseTarget(auth: Authenticated, deps: AuthorizationRequestDeps): Er
   if (auth.registered && !auth.registered.responseUris.includes(target)) {
     throw invalidRequest(`${wanted} is not registered for this verifier`);
   }
-  const returnTo = { responseMode, target, state: typeof state === 'string' ? state : null };
-  // The verifier and its target are known now; a wrong combination can be reported to it.
-  if (p[unwanted!] !== undefined) {
-    throw Object.assign(invalidRequest(`${unwanted} must not be sent with response_mode ${responseMode}`), {
-      returnTo,
-    });
-  }
-  return returnTo;
+  return { responseMode, target, state: typeof state === 'string' ? state : null };
 }
 
 function supportsLdpVc(formats: Record<string, unknown> | undefined, holderBinding: boolean): boolean {
@@ -302,9 +295,13 @@ function supportsLdpVc(formats: Record<string, unknown> | undefined, holderBindi
   return true;
 }
 
-/** Step 5: the rest of the request, with the verifier known. */
+/** Step 5: the rest of the request, with the verifier and its target known (errors go back to it). */
 async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise<PresentationRequest> {
   const p = auth.params;
+  const unwanted = returnTo.responseMode === 'fragment' ? 'response_uri' : 'redirect_uri';
+  if (p[unwanted] !== undefined) {
+    throw invalidRequest(`${unwanted} must not be sent with response_mode ${returnTo.responseMode}`);
+  }
   if (!checkParameters.Check(p)) {
     const [first] = checkParameters.Errors(p);
     throw invalidRequest(
@@ -410,7 +407,6 @@ export async function resolveAuthorizationRequest(
     return { ok: true, request: await checkRequest(auth, returnTo) };
   } catch (error) {
     if (!(error instanceof Oid4vpError)) throw error;
-    const early = (error as Oid4vpError & { returnTo?: ErrorReturn }).returnTo;
-    return { ok: false, error, returnTo: returnTo ?? early ?? null };
+    return { ok: false, error, returnTo };
   }
 }

@@ -1,10 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readCookie } from '../http/cookies.ts';
-import { hashSecret } from '../keys/secrets.ts';
-import { pageCsp, renderErrorPage } from '../oidc/login-page.ts';
-import { SESSION_COOKIE } from '../oidc/oidc-routes.ts';
-import { findLiveSession } from '../oidc/session-repository.ts';
+import { renderErrorPage, startPage } from '../oidc/login-page.ts';
+import { sessionOfCookie } from '../oidc/session-cookie.ts';
 import { AuthorizeQuery } from './oid4vp-schemas.ts';
 import { startPresentation, type WalletDeps } from './wallet-service.ts';
 
@@ -26,13 +22,11 @@ export const oid4vpRoutes: FastifyPluginAsyncTypebox<WalletDeps> = async (app, d
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
-      const session = sessionId ? await findLiveSession(deps.db, hashSecret(sessionId)) : undefined;
+      const session = await sessionOfCookie(deps.db, request.headers.cookie);
       const outcome = await startPresentation(deps, request.query as Record<string, unknown>, session);
       if (outcome.kind === 'interaction') return reply.redirect(`/interaction/${outcome.interactionId}`, 303);
       if (outcome.kind === 'redirect') return reply.redirect(outcome.url, 303);
-      const cspNonce = randomBytes(16).toString('base64');
-      reply.code(400).type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
+      const cspNonce = startPage(reply.code(400));
       return renderErrorPage({ title: outcome.title, message: outcome.message, cspNonce });
     },
   );

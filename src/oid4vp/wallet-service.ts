@@ -204,35 +204,38 @@ async function heldCredentials(deps: WalletDeps, accountIds: number[]): Promise<
   return held.filter((credential) => validNow(credential.document, now));
 }
 
-interface ConsentState {
+interface ConsentInteraction {
+  interactionId: string;
   request: PresentationRequest;
-  held: HeldByAccount[];
-  evaluation: DcqlEvaluation;
+  identity: { wallet: string | null; emailIndex: string | null };
   loggedIn: boolean;
 }
 
-async function consentState(deps: WalletDeps, id: string): Promise<ConsentState & { interactionId: string }> {
+interface ConsentState extends ConsentInteraction {
+  held: HeldByAccount[];
+  evaluation: DcqlEvaluation;
+}
+
+async function consentInteraction(deps: WalletDeps, id: string): Promise<ConsentInteraction> {
   const row = await liveInteraction(deps.interactions, id);
   if (row.kind !== 'consent') throw gone();
-  const request = JSON.parse(row.params) as PresentationRequest;
-  const loggedIn = row.identity_wallet !== null || row.identity_email_index !== null;
-  const accounts = await findAccountsOfIdentity(deps.db, {
-    wallet: row.identity_wallet,
-    emailIndex: row.identity_email_index,
-  });
-  const held = loggedIn
-    ? await heldCredentials(
-        deps,
-        accounts.map((a) => a.user_id),
-      )
-    : [];
   return {
     interactionId: row.id,
-    request,
-    held,
-    evaluation: evaluateDcql(request.dcqlQuery, held),
-    loggedIn,
+    request: JSON.parse(row.params) as PresentationRequest,
+    identity: { wallet: row.identity_wallet, emailIndex: row.identity_email_index },
+    loggedIn: row.identity_wallet !== null || row.identity_email_index !== null,
   };
+}
+
+/** The consent with the person's credentials read and matched; none before they log in. */
+async function consentState(deps: WalletDeps, id: string): Promise<ConsentState> {
+  const consent = await consentInteraction(deps, id);
+  const accounts = await findAccountsOfIdentity(deps.db, consent.identity);
+  const held = await heldCredentials(
+    deps,
+    accounts.map((a) => a.user_id),
+  );
+  return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held) };
 }
 
 const compactTypes = (document: Record<string, unknown>) =>
@@ -312,61 +315,71 @@ async function holderKeys(deps: WalletDeps, userIds: number[]) {
 }
 
 /**
- * The person's answer (POST /interaction/{id}/consent): on approval, a bbs-2023 disclosure of
- * exactly the requested claims of each chosen credential, in a presentation the holder key signs
- * for this verifier and nonce (§B.1.3.2.5); on decline, access_denied. Either goes back by the
- * request's response mode, once.
+ * On approval: a bbs-2023 disclosure of exactly the requested claims of each chosen credential,
+ * in a presentation the holder key signs for this verifier and nonce (§B.1.3.2.5).
+ */
+async function approvedVpToken(
+  deps: WalletDeps,
+  state: ConsentState,
+  selections: Selections | undefined,
+): Promise<Record<string, unknown[]>> {
+  if (!state.loggedIn)
+    throw new CofferError(
+      'invalid_request',
+      'Log in first: the consent needs to know whose credentials to share.',
+    );
+  const unknown = Object.keys(selections ?? {}).find(
+    (queryId) => !state.evaluation.queries.some((q) => q.queryId === queryId),
+  );
+  if (unknown) throw new CofferError('invalid_request', `The request has no credential query ${unknown}.`);
+  const choice = chooseCredentials(state.evaluation, selections);
+  if (!choice.ok)
+    throw new CofferError('invalid_request', `Nothing can be shared: ${choice.reason}; decline instead.`);
+  const keys = await holderKeys(
+    deps,
+    choice.chosen.flatMap((c) =>
+      c.candidates.map((candidate) => state.held[candidate.credentialIndex]!.userId),
+    ),
+  );
+  const items = choice.chosen.flatMap(({ queryId, holderBinding, candidates }) =>
+    candidates.map((candidate) => {
+      const held = state.held[candidate.credentialIndex]!;
+      return {
+        queryId,
+        credential: held.document as SecuredDocument,
+        claimPointers: candidate.claims.flatMap((claim) => claim.pointers),
+        holder: holderBinding ? keys.get(held.userId)! : null,
+      };
+    }),
+  );
+  const { request } = state;
+  return buildVpToken(items, { nonce: request.nonce, clientId: request.verifier.clientId }, deps);
+}
+
+/**
+ * The person's answer (POST /interaction/{id}/consent): the presentation on approval,
+ * access_denied on decline (which reads none of the person's credentials). Either goes back by
+ * the request's response mode, once.
  */
 export async function decideConsent(
   deps: WalletDeps,
   id: string,
   body: ConsentDecision,
 ): Promise<{ redirectTo: string | null }> {
-  const state = await consentState(deps, id);
-  const { request } = state;
+  let state: ConsentInteraction;
   let parameters: ResponseParameters;
   if (body.decision === 'decline') {
+    state = await consentInteraction(deps, id);
     parameters = {
       error: 'access_denied',
       error_description: 'The person declined to share the requested credentials.',
     };
   } else {
-    if (!state.loggedIn)
-      throw new CofferError(
-        'invalid_request',
-        'Log in first: the consent needs to know whose credentials to share.',
-      );
-    const unknown = Object.keys(body.selections ?? {}).find(
-      (queryId) => !state.evaluation.queries.some((q) => q.queryId === queryId),
-    );
-    if (unknown) throw new CofferError('invalid_request', `The request has no credential query ${unknown}.`);
-    const choice = chooseCredentials(state.evaluation, body.selections);
-    if (!choice.ok)
-      throw new CofferError('invalid_request', `Nothing can be shared: ${choice.reason}; decline instead.`);
-    const keys = await holderKeys(
-      deps,
-      choice.chosen.flatMap((c) =>
-        c.candidates.map((candidate) => state.held[candidate.credentialIndex]!.userId),
-      ),
-    );
-    const items = choice.chosen.flatMap(({ queryId, holderBinding, candidates }) =>
-      candidates.map((candidate) => {
-        const held = state.held[candidate.credentialIndex]!;
-        return {
-          queryId,
-          credential: held.document as SecuredDocument,
-          claimPointers: candidate.claims.flatMap((claim) => claim.pointers),
-          holder: holderBinding ? keys.get(held.userId)! : null,
-        };
-      }),
-    );
-    const vpToken = await buildVpToken(
-      items,
-      { nonce: request.nonce, clientId: request.verifier.clientId },
-      deps,
-    );
-    parameters = { vp_token: vpToken };
+    const matched = await consentState(deps, id);
+    state = matched;
+    parameters = { vp_token: await approvedVpToken(deps, matched, body.selections) };
   }
+  const { request } = state;
   if (!(await finishInteraction(deps.db, state.interactionId, {}))) throw gone();
   try {
     return await deliverResponse(request, parameters, deps.outbound);

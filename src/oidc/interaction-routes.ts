@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CofferError } from '../errors.ts';
@@ -15,8 +14,7 @@ import {
   sendEmailCode,
   verifyEmailCode,
 } from './interaction-service.ts';
-import { pageCsp, renderErrorPage, renderLoginPage } from './login-page.ts';
-import { SESSION_COOKIE } from './oidc-routes.ts';
+import { renderErrorPage, renderLoginPage, startPage } from './login-page.ts';
 import {
   ConsentBody,
   EmailLoginBody,
@@ -25,6 +23,7 @@ import {
   InteractionResult,
   WalletLoginBody,
 } from './oidc-schemas.ts';
+import { SESSION_COOKIE } from './session-cookie.ts';
 
 /**
  * Cross-site request forgery: the POSTs take JSON only (a cross-site form cannot send it
@@ -104,8 +103,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
         const view = await describeInteraction(deps, id);
         return view.kind === 'consent' ? { ...view, consent: await describeConsent(wallet, id) } : view;
       }
-      const cspNonce = randomBytes(16).toString('base64');
-      reply.type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
+      const cspNonce = startPage(reply);
       try {
         const view = await describeInteraction(deps, id);
         if (view.kind === 'consent') {

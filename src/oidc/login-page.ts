@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
 import type { SiweChallenge } from './siwe.ts';
 
 /**
@@ -28,6 +30,13 @@ export function jsonForScript(value: unknown): string {
     /[<>&\u2028\u2029]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
+}
+
+/** Marks a reply as one of these pages (HTML, their CSP) and returns the nonce its scripts carry. */
+export function startPage(reply: FastifyReply): string {
+  const cspNonce = randomBytes(16).toString('base64');
+  reply.type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
+  return cspNonce;
 }
 
 /** The Content-Security-Policy to send with these pages: only their own nonced script and style. */

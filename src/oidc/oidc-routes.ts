@@ -1,10 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
-import { readCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
-import { hashSecret } from '../keys/secrets.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserById } from '../users/user-repository.ts';
 import { authorizationResponse, issueAuthorizationCode } from './authorization.ts';
@@ -12,9 +9,9 @@ import { checkAuthorizationRequest } from './authorize-request.ts';
 import { bearerOf, requireBearer } from './bearer.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
 import { type InteractionDeps, startLoginInteraction } from './interaction-service.ts';
-import { pageCsp, renderErrorPage } from './login-page.ts';
+import { renderErrorPage, startPage } from './login-page.ts';
 import { TokenRequestBody, TokenResponseBody, UserInfoBody } from './oidc-schemas.ts';
-import { findLiveSession } from './session-repository.ts';
+import { sessionOfCookie } from './session-cookie.ts';
 import { exchangeAuthorizationCode, type TokenDeps } from './token-service.ts';
 import { userInfoClaims } from './userinfo.ts';
 
@@ -23,8 +20,6 @@ export interface OidcRouteDeps {
   tokens: TokenDeps;
   store: EncryptedStore;
 }
-
-export const SESSION_COOKIE = 'coffer_session';
 
 /** HTTP Basic client authentication (RFC 6749 §2.3.1): both parts are form-urlencoded. */
 function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
@@ -93,8 +88,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
         findClient(db, id),
       );
       if (check.kind === 'error_page') {
-        const cspNonce = randomBytes(16).toString('base64');
-        reply.code(400).type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
+        const cspNonce = startPage(reply.code(400));
         return renderErrorPage({ title: 'This log-in link is not valid', message: check.message, cspNonce });
       }
       if (check.kind === 'redirect_error') {
@@ -107,11 +101,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
         );
       }
       const authRequest = check.request;
-      const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
       const session =
-        sessionId && authRequest.prompt !== 'login'
-          ? await findLiveSession(db, hashSecret(sessionId))
-          : undefined;
+        authRequest.prompt !== 'login' ? await sessionOfCookie(db, request.headers.cookie) : undefined;
       // Single sign-on: a live session in the client's tenant answers at once.
       if (session && session.tenant_id === authRequest.clientId) {
         const user = await findUserById(db, session.user_id);

@@ -1,0 +1,17 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import { readCookie } from '../http/cookies.ts';
+import { hashSecret } from '../keys/secrets.ts';
+import { findLiveSession, type SessionRow } from './session-repository.ts';
+
+/** The browser session (single sign-on for log-ins, the person's identity for the wallet). */
+export const SESSION_COOKIE = 'coffer_session';
+
+/** The live session a request's Cookie header names; undefined without one. */
+export async function sessionOfCookie(
+  db: Kysely<Database>,
+  cookieHeader: string | undefined,
+): Promise<SessionRow | undefined> {
+  const sessionId = readCookie(cookieHeader, SESSION_COOKIE);
+  return sessionId ? findLiveSession(db, hashSecret(sessionId)) : undefined;
+}
