@@ -19,27 +19,11 @@ import { deriveDisclosure } from '../src/credentials/bbs-2023/disclosure.ts';
 import type { SecuredDocument } from '../src/credentials/bbs-2023/shared.ts';
 import { createStockIssuer, stockDocumentLoader } from '../test/credentials/stock-issuer.ts';
 import { benchCredential, benchJsonLd, createBenchIssuer } from '../test/helpers/credential-factory.ts';
+import { sample, summarise } from './timing.ts';
 
 const CLAIM_COUNTS = [10, 50];
 const DISCLOSED = ['/credentialSubject/claim_0', '/credentialSubject/claim_1'];
 const HEADER = new TextEncoder().encode('bench-verifier-nonce');
-
-async function timeIt(iterations: number, warmup: number, run: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await run();
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const start = performance.now();
-    await run();
-    samples.push(performance.now() - start);
-  }
-  return samples;
-}
-
-const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
-const p90 = (samples: number[]) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(0.9 * sorted.length) - 1)]!;
-};
 
 export async function runBbs2023Benchmark(options: { iterations: number; stockIterations: number }) {
   const { iterations, stockIterations } = options;
@@ -102,16 +86,16 @@ export async function runBbs2023Benchmark(options: { iterations: number; stockIt
       ],
     ];
     for (const [name, runOurs, runTheirs] of cases) {
-      const a = await timeIt(iterations, 5, runOurs);
-      const b = await timeIt(stockIterations, 2, runTheirs);
+      const a = summarise(await sample(runOurs, 5, iterations));
+      const b = summarise(await sample(runTheirs, 2, stockIterations));
       rows.push([
         name,
         String(claims),
-        median(a).toFixed(2),
-        p90(a).toFixed(2),
-        median(b).toFixed(1),
-        p90(b).toFixed(1),
-        `${(median(b) / median(a)).toFixed(1)}×`,
+        a.median.toFixed(2),
+        a.p90.toFixed(2),
+        b.median.toFixed(1),
+        b.p90.toFixed(1),
+        `${(b.median / a.median).toFixed(1)}×`,
       ]);
       console.error(`done: bbs-2023 ${name} at ${claims} claims`);
     }

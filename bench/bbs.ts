@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { type BbsSuite, fastBbs } from '../src/bbs/index.ts';
 import { stockBbs } from '../src/bbs/stock.ts';
+import { sample, summarise } from './timing.ts';
 
 export interface BbsBenchmarkOptions {
   /** Timed runs of each fastBbs operation, after the warm-up. */
@@ -29,18 +30,6 @@ const DISCLOSED = 2;
 const OPERATIONS = ['sign', 'verifySignature', 'deriveProof', 'verifyProof'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
-interface Timings {
-  median: number;
-  p90: number;
-}
-
-function summarise(samples: number[]): Timings {
-  if (samples.length === 0) return { median: Number.NaN, p90: Number.NaN };
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return { median: at(0.5), p90: at(0.9) };
-}
-
 /** A credential-like input: N-Quad statements, as bbs-2023 signs them. */
 async function workload(suite: BbsSuite, messageCount: number) {
   const encoder = new TextEncoder();
@@ -55,26 +44,12 @@ async function workload(suite: BbsSuite, messageCount: number) {
   const disclosedMessageIndexes = Array.from({ length: DISCLOSED }, (_, i) => i * 3);
   const disclosedMessages = disclosedMessageIndexes.map((i) => messages[i]!);
   const signature = await suite.sign({ secretKey, publicKey, header, messages });
-  const proof = await suite.deriveProof({
-    publicKey,
-    signature,
-    header,
-    messages,
-    presentationHeader,
-    disclosedMessageIndexes,
-  });
+  const deriveArgs = { publicKey, signature, header, messages, presentationHeader, disclosedMessageIndexes };
+  const proof = await suite.deriveProof(deriveArgs);
   const run: Record<Operation, () => Promise<unknown>> = {
     sign: () => suite.sign({ secretKey, publicKey, header, messages }),
     verifySignature: () => suite.verifySignature({ publicKey, signature, header, messages }),
-    deriveProof: () =>
-      suite.deriveProof({
-        publicKey,
-        signature,
-        header,
-        messages,
-        presentationHeader,
-        disclosedMessageIndexes,
-      }),
+    deriveProof: () => suite.deriveProof(deriveArgs),
     verifyProof: () =>
       suite.verifyProof({
         publicKey,
@@ -92,23 +67,6 @@ async function workload(suite: BbsSuite, messageCount: number) {
 }
 
 const formatMs = (ms: number, digits: number) => (Number.isNaN(ms) ? '-' : ms.toFixed(digits));
-
-async function time(operation: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await operation();
-  return performance.now() - start;
-}
-
-async function sample(
-  operation: () => Promise<unknown>,
-  warmup: number,
-  iterations: number,
-): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await operation();
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) samples.push(await time(operation));
-  return samples;
-}
 
 /** Runs the benchmark and returns its markdown table. */
 export async function runBbsBenchmark(overrides: Partial<BbsBenchmarkOptions> = {}): Promise<string> {

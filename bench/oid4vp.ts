@@ -20,6 +20,7 @@ import { startVerifier } from '../test/oid4vp/verifier.ts';
 import { signSiwe } from '../test/oidc/flow-helpers.ts';
 import { createRelyingParty, withServerState } from './seed.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
+import { percentile } from './timing.ts';
 
 interface RoundTripResult {
   connections: number;
@@ -29,9 +30,6 @@ interface RoundTripResult {
   p99: number;
   failures: number;
 }
-
-const percentile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 
 export async function runOid4vpBenchmark(options: {
   database: BenchDatabase;

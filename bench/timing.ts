@@ -1,0 +1,31 @@
+/** Timing helpers shared by the benchmarks: samples of one operation, and nearest-rank percentiles. */
+
+/** Runs `operation` `warmup` times untimed, then `iterations` times, returning each duration in ms. */
+export async function sample(
+  operation: () => Promise<unknown>,
+  warmup: number,
+  iterations: number,
+): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await operation();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = performance.now();
+    await operation();
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+/** The nearest-rank percentile `q` (0..1) of ascending `sorted` values; NaN when there are none. */
+export const percentile = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+
+export interface Timings {
+  median: number;
+  p90: number;
+}
+
+export function summarise(samples: number[]): Timings {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { median: percentile(sorted, 0.5), p90: percentile(sorted, 0.9) };
+}
