@@ -6,7 +6,6 @@ import { bls12_381_Fr } from '@noble/curves/bls12-381.js';
 
 const ascii = (text: string): Uint8Array => new TextEncoder().encode(text);
 
-export const CIPHERSUITE_NAME = 'BLS12-381-SHA-256';
 export const CIPHERSUITE_ID = 'BBS_BLS12381G1_XMD:SHA-256_SSWU_RO_';
 /** The core (non-blind, non-pseudonym) interface: hash to generators, hash messages to scalars. */
 export const API_ID = ascii(`${CIPHERSUITE_ID}H2G_HM2S_`);

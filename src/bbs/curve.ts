@@ -26,39 +26,24 @@ mcl.verifyOrderG2(true);
 export type G1 = mcl.G1;
 export type G2 = mcl.G2;
 
-function decodeG1(bytes: Uint8Array): G1 | undefined {
-  if (bytes.length !== G1_POINT_LENGTH) return undefined;
-  const point = new mcl.G1();
+/** octets_to_point plus the draft's checks: the group's length, on the curve, in the group, not the identity. */
+function pointFromBytes<P extends G1 | G2>(point: P, length: number, bytes: Uint8Array): P | undefined {
+  if (bytes.length !== length) return undefined;
   try {
     point.deserialize(bytes);
   } catch {
     return undefined;
   }
-  return point;
+  return point.isZero() ? undefined : point;
 }
 
-function decodeG2(bytes: Uint8Array): G2 | undefined {
-  if (bytes.length !== G2_POINT_LENGTH) return undefined;
-  const point = new mcl.G2();
-  try {
-    point.deserialize(bytes);
-  } catch {
-    return undefined;
-  }
-  return point;
-}
+/** octets_to_point_E1 with the checks above. */
+export const g1FromBytes = (bytes: Uint8Array): G1 | undefined =>
+  pointFromBytes(new mcl.G1(), G1_POINT_LENGTH, bytes);
 
-/** octets_to_point_E1 plus the draft's checks: on the curve, in G1, not the identity. */
-export function g1FromBytes(bytes: Uint8Array): G1 | undefined {
-  const point = decodeG1(bytes);
-  return point === undefined || point.isZero() ? undefined : point;
-}
-
-/** octets_to_point_E2 plus the draft's checks: on the curve, in G2, not the identity. */
-export function g2FromBytes(bytes: Uint8Array): G2 | undefined {
-  const point = decodeG2(bytes);
-  return point === undefined || point.isZero() ? undefined : point;
-}
+/** octets_to_point_E2 with the checks above. */
+export const g2FromBytes = (bytes: Uint8Array): G2 | undefined =>
+  pointFromBytes(new mcl.G2(), G2_POINT_LENGTH, bytes);
 
 export function g1ToBytes(point: G1): Uint8Array {
   return point.serialize();

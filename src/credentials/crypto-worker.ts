@@ -47,9 +47,8 @@ export default async function runCryptoTask(task: CryptoTask): Promise<CryptoTas
       task.op === 'verifyBaseProof'
         ? await checkBaseProof(task.document, task.issuerPublicKey, deps)
         : await deriveDisclosure(task.document, task.pointers, task.presentationHeader, deps);
-    if (missing && task.op === 'verifyBaseProof' && !(value as { ok: boolean }).ok) {
-      return { kind: 'unknown_context', url: missing };
-    }
+    // A context the loader lacked aborts JSON-LD processing, whatever the operation made of it.
+    if (missing) return { kind: 'unknown_context', url: missing };
     return { kind: 'done', value };
   } catch (error) {
     if (missing) return { kind: 'unknown_context', url: missing };
