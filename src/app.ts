@@ -210,8 +210,12 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     config.cryptoThreads > 0
       ? createPooledOperations({ threads: config.cryptoThreads, contexts })
       : undefined;
-  // Requests still running at shutdown may be waiting on a thread: let them finish first.
-  if (pool) app.addHook('onClose', () => app.inFlight.drain(10_000).then(() => pool.close()));
+  // Requests still running at shutdown may be waiting on the database or a crypto thread: they
+  // finish before the pool closes, and before the caller closes the database.
+  app.addHook('onClose', async () => {
+    await app.inFlight.drain(10_000);
+    await pool?.close();
+  });
   const operations = pool ?? inProcessOperations(bbs2023);
   await app.register(credentialRoutes, {
     credentials: {

@@ -3,21 +3,13 @@ import { ConfigError, readConfig } from './config/config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { loadMasterKey } from './keys/master-key.ts';
-import { createEncryptedStore } from './storage/index.ts';
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
   const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db, database.dialect);
-  const store = createEncryptedStore({
-    backend: config.storage,
-    dataDir: config.dataDir,
-    kuboApiUrl: config.kuboApiUrl,
-    masterKey: masterKey.key,
-    cacheBytes: config.blockCacheBytes,
-  });
-  const app = await buildApp({ config, database, masterKey: masterKey.key, store });
+  const app = await buildApp({ config, database, masterKey: masterKey.key });
   if (masterKey.generated) {
     app.log.warn(
       { file: masterKey.file },
@@ -30,7 +22,6 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');
     await app.close();
-    await app.inFlight.drain(10_000);
     await database.close();
     process.exit(0);
   };

@@ -93,7 +93,15 @@ export async function setClientSettings(
   clientId: number,
   settings: ClientSettings,
 ): Promise<void> {
-  if (!(await findClient(db, clientId))) throw notFound(`Client ${clientId}`);
+  const client = await findClient(db, clientId);
+  if (!client) throw notFound(`Client ${clientId}`);
+  // Only a verifier's metadata is ever read; on another client it would be stored for nothing.
+  if (settings.verifierMetadata !== undefined && client.is_verifier !== 1) {
+    throw new CofferError(
+      'invalid_request',
+      `Client ${clientId} is not a verifier (create one with --verifier); --verifier-metadata is only for verifiers.`,
+    );
+  }
   const update: Record<string, unknown> = {};
   if (settings.fromEmail !== undefined) {
     if (!EMAIL.test(settings.fromEmail))

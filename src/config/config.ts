@@ -135,7 +135,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const bodyLimit = readInteger(env, 'BODY_LIMIT', 256 * 1024, 1024, 16 * 1024 * 1024);
   const apiRateLimit = readInteger(env, 'API_RATE_LIMIT', 6000, 0, 100_000_000);
-  const cryptoThreads = readInteger(env, 'CRYPTO_THREADS', availableParallelism(), 0, 64);
+  const cryptoThreads = readInteger(env, 'CRYPTO_THREADS', Math.min(availableParallelism(), 64), 0, 64);
   const loginRateLimit = readInteger(env, 'LOGIN_RATE_LIMIT', 30, 0, 1_000_000);
   const blockCacheBytes = readInteger(env, 'BLOCK_CACHE_MB', 64, 0, 65_536) * 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
-import { createGroupInsert } from '../db/group-insert.ts';
+import { createGroupCommit } from '../db/group-commit.ts';
 import type { CredentialsTable, Database } from '../db/schema.ts';
 
 export type CredentialRow = Pick<Selectable<CredentialsTable>, 'credential_id' | 'cid' | 'content_hash'>;
@@ -16,9 +16,9 @@ export async function insertCredential(
 
 export type CredentialInserter = (row: Insertable<CredentialsTable>) => Promise<void>;
 
-/** insertCredential with group commit on SQLite (db/group-insert.ts). */
+/** insertCredential with group commit on SQLite (db/group-commit.ts). */
 export function createCredentialInserter(db: Kysely<Database>, dialect: Dialect): CredentialInserter {
-  return createGroupInsert(db, dialect, insertCredential);
+  return createGroupCommit(db, dialect, insertCredential);
 }
 
 export async function findCredential(

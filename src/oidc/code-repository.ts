@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import { createBatcher } from '../db/batcher.ts';
 import type { Dialect } from '../db/dialect.ts';
+import { createGroupCommit } from '../db/group-commit.ts';
 import type { AuthorizationCodesTable, Database } from '../db/schema.ts';
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;
@@ -35,23 +35,12 @@ export type CodeConsumer = (
   nowSeconds: number,
 ) => Promise<AuthorizationCodeRow | undefined>;
 
-/**
- * consumeAuthorizationCode for many concurrent requests: on SQLite their updates share one
- * transaction (one fsync); PostgreSQL commits concurrent transactions together by itself.
- */
+/** consumeAuthorizationCode for many concurrent requests, committed together (group-commit.ts). */
 export function createCodeConsumer(db: Kysely<Database>, dialect: Dialect): CodeConsumer {
-  if (dialect === 'postgres')
-    return (codeHash, nowSeconds) => consumeAuthorizationCode(db, codeHash, nowSeconds);
-  const batch = createBatcher<{ codeHash: string; nowSeconds: number }, AuthorizationCodeRow | undefined>(
-    (items) =>
-      db.transaction().execute(async (tx) => {
-        const rows: Array<AuthorizationCodeRow | undefined> = [];
-        for (const item of items)
-          rows.push(await consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds));
-        return rows;
-      }),
+  const consume = createGroupCommit(db, dialect, (tx, item: { codeHash: string; nowSeconds: number }) =>
+    consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds),
   );
-  return (codeHash, nowSeconds) => batch({ codeHash, nowSeconds });
+  return (codeHash, nowSeconds) => consume({ codeHash, nowSeconds });
 }
 
 export async function findAuthorizationCode(db: Kysely<Database>, codeHash: string) {

@@ -81,7 +81,7 @@ export async function findSubClient(
   return row;
 }
 
-// The parent's own row carries the count (kept by triggers, migrations/0004), so a page does not
+// The parent's own row carries the count (kept by triggers, migrations/0006), so a page does not
 // count the sub-clients, which cost a scan that grew with them (20 µs at 1,000, on every request).
 const subClientCount = prepareQuery((db, param: Param<{ parentId: number }>) =>
   db.selectFrom('clients').select('sub_client_count').where('client_id', '=', param('parentId')),

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
-import { createGroupInsert } from '../db/group-insert.ts';
+import { createGroupCommit } from '../db/group-commit.ts';
 import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { Database, UsersTable } from '../db/schema.ts';
 
@@ -38,9 +38,9 @@ export async function insertUser(db: Kysely<Database>, user: NewUserRow): Promis
 /** Inserts a user and resolves with its id once the row is durable; rejects as insertUser does. */
 export type UserInserter = (user: NewUserRow) => Promise<number>;
 
-/** insertUser with group commit on SQLite (db/group-insert.ts). */
+/** insertUser with group commit on SQLite (db/group-commit.ts). */
 export function createUserInserter(db: Kysely<Database>, dialect: Dialect): UserInserter {
-  return createGroupInsert(db, dialect, insertUser);
+  return createGroupCommit(db, dialect, insertUser);
 }
 
 // No LIMIT: the unique indexes (tenant, e-mail) and (tenant, wallet) allow two rows at most, and

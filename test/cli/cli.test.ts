@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
@@ -50,6 +53,31 @@ for (const kind of DATABASE_KINDS) {
         headers: { 'x-api-token': created.api_token },
       });
       assert.equal(read.status, 200);
+    });
+
+    test('client set --verifier-metadata: stored for a verifier, refused for any other client', async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'coffer-cli-metadata-'));
+      const file = path.join(dir, 'metadata.json');
+      await writeFile(file, JSON.stringify({ vp_formats_supported: { ldp_vc: {} } }));
+      const create = async (...extra: string[]) =>
+        JSON.parse((await coffer(server, 'client', 'create', '--name', 'V', ...extra, '--json')).stdout)
+          .client_id as number;
+      const verifier = await create('--verifier', '--redirect-uri', 'https://verifier.example/cb');
+      const ok = await coffer(
+        server,
+        'client',
+        'set',
+        String(verifier),
+        '--verifier-metadata',
+        file,
+        '--json',
+      );
+      assert.equal(ok.code, 0, ok.stderr);
+      const app = await create('--redirect-uri', 'https://app.example/cb');
+      const refused = await coffer(server, 'client', 'set', String(app), '--verifier-metadata', file);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /is not a verifier/);
+      await rm(dir, { recursive: true, force: true });
     });
 
     test('client set stores secrets encrypted and the API shows them masked', async () => {
