@@ -10,7 +10,14 @@ import { i2osp } from './octets.ts';
 import { coreProofGen, coreProofVerify } from './proof.ts';
 import { secureRandomScalars } from './random-scalars.ts';
 import { coreSign, coreVerify } from './sign.ts';
-import { assertBytes, assertBytesArray, assertNumberArray, type BbsSuite } from './suite.ts';
+import {
+  assertBytes,
+  assertBytesArray,
+  assertNumberArray,
+  assertVerifyProofArgs,
+  assertVerifySignatureArgs,
+  type BbsSuite,
+} from './suite.ts';
 
 export type { BbsSuite } from './suite.ts';
 
@@ -42,11 +49,9 @@ export const fastBbs: BbsSuite = {
     return coreSign(secretScalar, derivedPublicKey, header, messagesToScalars(messages));
   },
 
-  async verifySignature({ publicKey, signature, header, messages }) {
-    assertBytes(publicKey, 'publicKey');
-    assertBytes(signature, 'signature');
-    assertBytes(header, 'header');
-    assertBytesArray(messages, 'messages');
+  async verifySignature(args) {
+    assertVerifySignatureArgs(args);
+    const { publicKey, signature, header, messages } = args;
     return coreVerify(publicKey, signature, header, messagesToScalars(messages));
   },
 
@@ -68,20 +73,9 @@ export const fastBbs: BbsSuite = {
     });
   },
 
-  async verifyProof({
-    publicKey,
-    proof,
-    header,
-    presentationHeader,
-    disclosedMessages,
-    disclosedMessageIndexes,
-  }) {
-    assertBytes(publicKey, 'publicKey');
-    assertBytes(proof, 'proof');
-    assertBytes(header, 'header');
-    assertBytes(presentationHeader, 'presentationHeader');
-    assertBytesArray(disclosedMessages, 'disclosedMessages');
-    assertNumberArray(disclosedMessageIndexes, 'disclosedMessageIndexes');
+  async verifyProof(args) {
+    assertVerifyProofArgs(args);
+    const { publicKey, proof, header, presentationHeader, disclosedMessages, disclosedMessageIndexes } = args;
     if (disclosedMessages.length !== disclosedMessageIndexes.length) return false;
     return coreProofVerify({
       publicKey,

@@ -1,13 +1,13 @@
 /**
  * stockBbs: @digitalbazaar/bbs-signatures behind the BbsSuite interface, ciphersuite fixed, for
- * benchmarks and cross-checks against the fast core.
+ * benchmarks and cross-checks against the fast core (a dev dependency: the service never loads it).
  *
  * The stock library throws for some malformed inputs (a proof of the wrong length, a point that
  * does not decode); the adapter checks argument types as fastBbs does and turns any other
  * verification failure into false, so the two behave alike behind the interface.
  */
 import * as stock from '@digitalbazaar/bbs-signatures';
-import { assertBytes, assertBytesArray, assertNumberArray, type BbsSuite } from './suite.ts';
+import { assertVerifyProofArgs, assertVerifySignatureArgs, type BbsSuite } from './suite.ts';
 
 const ciphersuite = stock.CIPHERSUITES.BLS12381_SHA256;
 
@@ -24,20 +24,12 @@ export const stockBbs: BbsSuite = {
   secretKeyToPublicKey: (args) => stock.secretKeyToPublicKey({ ...args, ciphersuite }),
   sign: (args) => stock.sign({ ...args, ciphersuite }),
   async verifySignature(args) {
-    assertBytes(args.publicKey, 'publicKey');
-    assertBytes(args.signature, 'signature');
-    assertBytes(args.header, 'header');
-    assertBytesArray(args.messages, 'messages');
+    assertVerifySignatureArgs(args);
     return falseOnError(() => stock.verifySignature({ ...args, ciphersuite }));
   },
   deriveProof: (args) => stock.deriveProof({ ...args, ciphersuite }),
   async verifyProof(args) {
-    assertBytes(args.publicKey, 'publicKey');
-    assertBytes(args.proof, 'proof');
-    assertBytes(args.header, 'header');
-    assertBytes(args.presentationHeader, 'presentationHeader');
-    assertBytesArray(args.disclosedMessages, 'disclosedMessages');
-    assertNumberArray(args.disclosedMessageIndexes, 'disclosedMessageIndexes');
+    assertVerifyProofArgs(args);
     return falseOnError(() => stock.verifyProof({ ...args, ciphersuite }));
   },
 };

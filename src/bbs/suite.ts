@@ -56,3 +56,21 @@ export function assertNumberArray(value: unknown, name: string): asserts value i
     if (typeof item !== 'number') throw new TypeError(`"${name}[${i}]" must be a number`);
   });
 }
+
+/** The argument types of verifySignature, checked alike by every suite behind the interface. */
+export function assertVerifySignatureArgs(args: Parameters<BbsSuite['verifySignature']>[0]): void {
+  assertBytes(args.publicKey, 'publicKey');
+  assertBytes(args.signature, 'signature');
+  assertBytes(args.header, 'header');
+  assertBytesArray(args.messages, 'messages');
+}
+
+/** The argument types of verifyProof, checked alike by every suite behind the interface. */
+export function assertVerifyProofArgs(args: Parameters<BbsSuite['verifyProof']>[0]): void {
+  assertBytes(args.publicKey, 'publicKey');
+  assertBytes(args.proof, 'proof');
+  assertBytes(args.header, 'header');
+  assertBytes(args.presentationHeader, 'presentationHeader');
+  assertBytesArray(args.disclosedMessages, 'disclosedMessages');
+  assertNumberArray(args.disclosedMessageIndexes, 'disclosedMessageIndexes');
+}
