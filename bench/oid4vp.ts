@@ -8,7 +8,8 @@
  *
  * `npm run bench -- --only=oid4vp [--db=sqlite --duration=10 --connections=1,4,10]`
  */
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { fastBbs } from '../src/bbs/index.ts';
@@ -37,7 +38,7 @@ export async function runOid4vpBenchmark(options: {
   connections: number[];
 }): Promise<{ table: string; peakRssMiB: number }> {
   const verifier = await startVerifier();
-  const caFile = path.join((await import('node:os')).tmpdir(), `coffer-bench-verifier-${process.pid}.pem`);
+  const caFile = path.join(tmpdir(), `coffer-bench-verifier-${process.pid}.pem`);
   await writeFile(caFile, verifier.tlsCertificatePem);
   // A separate process trusts the verifier's self-signed TLS certificate the standard way.
   const server = await startBenchServer(options.database, {
@@ -166,5 +167,6 @@ export async function runOid4vpBenchmark(options: {
   } finally {
     await server.stop();
     await verifier.close();
+    await rm(caFile, { force: true });
   }
 }

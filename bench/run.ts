@@ -41,6 +41,7 @@ const { values } = parseArgs({
   },
 });
 
+// Not the per-scenario HTTP table: the first two run in this process, oid4vp its own server and verifier.
 const IN_PROCESS = ['bbs', 'bbs-2023', 'oid4vp'];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
@@ -59,7 +60,11 @@ const connectionCounts = values.connections!.split(',').map(Number);
 if (names.includes('oid4vp')) {
   const { runOid4vpBenchmark } = await import('./oid4vp.ts');
   for (const database of databases) {
-    const result = await runOid4vpBenchmark({ database, duration, connections: [1, ...connectionCounts] });
+    const result = await runOid4vpBenchmark({
+      database,
+      duration,
+      connections: [...new Set([1, ...connectionCounts])],
+    });
     console.log(`${result.table}\nserver peak RSS: ${result.peakRssMiB.toFixed(0)} MiB\n`);
   }
 }

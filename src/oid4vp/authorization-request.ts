@@ -3,7 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { DcqlQuery } from 'dcql';
 import type { JWK, JWTPayload } from 'jose';
 import { Compile } from 'typebox/compile';
-import { checkOutboundTarget, type OutboundClient, OutboundError } from '../http/outbound.ts';
+import {
+  checkOutboundTarget,
+  type OutboundClient,
+  OutboundError,
+  type OutboundResponse,
+} from '../http/outbound.ts';
 import { type ClientIdentifier, parseClientIdentifier } from './client-identifier.ts';
 import { invalidRequest, Oid4vpError } from './oid4vp-errors.ts';
 import { AuthorizationParameters, ClientMetadata } from './oid4vp-schemas.ts';
@@ -114,7 +119,7 @@ async function fetchRequestObject(
   }
   const url = params['request_uri']!;
   const walletNonce = method === 'post' ? randomBytes(16).toString('base64url') : undefined;
-  let response: Awaited<ReturnType<OutboundClient>>;
+  let response: OutboundResponse;
   try {
     response = await deps.outbound(
       method === 'post'

@@ -1,4 +1,4 @@
-import { type OutboundClient, OutboundError } from '../http/outbound.ts';
+import { type OutboundClient, OutboundError, type OutboundResponse } from '../http/outbound.ts';
 import type { ErrorReturn } from './authorization-request.ts';
 import type { ClientMetadata } from './oid4vp-schemas.ts';
 import { chooseEncryption, encryptResponse } from './response-encryption.ts';
@@ -37,7 +37,7 @@ async function postToVerifier(
   form: URLSearchParams,
   outbound: OutboundClient,
 ): Promise<Delivery> {
-  let answer: Awaited<ReturnType<OutboundClient>>;
+  let answer: OutboundResponse;
   try {
     answer = await outbound({
       method: 'POST',
