@@ -35,14 +35,17 @@ const messages = messagesOf(10);
 const signature = await bbs.sign({ secretKey: keys.secretKey, header, messages });
 const disclosedMessageIndexes = [1, 6];
 const disclosedMessages = disclosedMessageIndexes.map((i) => messages[i]!);
-const proof = await bbs.deriveProof({
-  publicKey: keys.publicKey,
-  signature,
-  header,
-  messages,
-  presentationHeader,
-  disclosedMessageIndexes,
-});
+const deriveProof = (overrides: Partial<Parameters<BbsSuite['deriveProof']>[0]> = {}) =>
+  bbs.deriveProof({
+    publicKey: keys.publicKey,
+    signature,
+    header,
+    messages,
+    presentationHeader,
+    disclosedMessageIndexes,
+    ...overrides,
+  });
+const proof = await deriveProof();
 const verifySignature = (overrides: Partial<Parameters<BbsSuite['verifySignature']>[0]> = {}) =>
   bbs.verifySignature({ publicKey: keys.publicKey, signature, header, messages, ...overrides });
 const verifyProof = (overrides: Partial<Parameters<BbsSuite['verifyProof']>[0]> = {}) =>
@@ -199,14 +202,7 @@ describe('signatures', () => {
 describe('proofs', () => {
   test('a derived proof verifies; proofs are randomised', async () => {
     assert.equal(await verifyProof(), true);
-    const again = await bbs.deriveProof({
-      publicKey: keys.publicKey,
-      signature,
-      header,
-      messages,
-      presentationHeader,
-      disclosedMessageIndexes,
-    });
+    const again = await deriveProof();
     assert.notDeepEqual(again, proof);
     assert.equal(await verifyProof({ proof: again }), true);
     assert.equal(proof.length, 3 * 48 + (4 + messages.length - disclosedMessageIndexes.length) * 32);
@@ -215,14 +211,7 @@ describe('proofs', () => {
   test('all, none and no messages disclosed', async () => {
     const all = messages.map((_, i) => i);
     for (const indexes of [all, []]) {
-      const derived = await bbs.deriveProof({
-        publicKey: keys.publicKey,
-        signature,
-        header,
-        messages,
-        presentationHeader,
-        disclosedMessageIndexes: indexes,
-      });
+      const derived = await deriveProof({ disclosedMessageIndexes: indexes });
       const disclosed = indexes.map((i) => messages[i]!);
       assert.equal(
         await verifyProof({ proof: derived, disclosedMessages: disclosed, disclosedMessageIndexes: indexes }),
@@ -231,14 +220,7 @@ describe('proofs', () => {
       );
     }
     const empty = await bbs.sign({ secretKey: keys.secretKey, header, messages: [] });
-    const derived = await bbs.deriveProof({
-      publicKey: keys.publicKey,
-      signature: empty,
-      header,
-      messages: [],
-      presentationHeader,
-      disclosedMessageIndexes: [],
-    });
+    const derived = await deriveProof({ signature: empty, messages: [], disclosedMessageIndexes: [] });
     assert.equal(
       await verifyProof({ proof: derived, disclosedMessages: [], disclosedMessageIndexes: [] }),
       true,
@@ -321,38 +303,24 @@ describe('proofs', () => {
   });
 
   test('deriveProof rejects an index set that is not ascending, unique and in range, and a bad signature', async () => {
-    const derive = (disclosedMessageIndexes: number[], overrides: { signature?: Uint8Array } = {}) =>
-      bbs.deriveProof({
-        publicKey: keys.publicKey,
-        signature,
-        header,
-        messages,
-        presentationHeader,
-        disclosedMessageIndexes,
-        ...overrides,
-      });
     for (const indexes of [[6, 1], [1, 1], [10], [-1], [0.5]]) {
-      await assert.rejects(derive(indexes), RangeError, JSON.stringify(indexes));
-    }
-    await assert.rejects(derive([1], { signature: signature.subarray(1) }));
-    for (const { name, bytes } of g2Encodings().invalid) {
       await assert.rejects(
-        bbs.deriveProof({
-          publicKey: bytes,
-          signature,
-          header,
-          messages,
-          presentationHeader,
-          disclosedMessageIndexes,
-        }),
-        /public key/,
-        name,
+        deriveProof({ disclosedMessageIndexes: indexes }),
+        RangeError,
+        JSON.stringify(indexes),
       );
     }
+    await assert.rejects(deriveProof({ disclosedMessageIndexes: [1], signature: signature.subarray(1) }));
+    for (const { name, bytes } of g2Encodings().invalid) {
+      await assert.rejects(deriveProof({ publicKey: bytes }), /public key/, name);
+    }
     await assert.rejects(
-      derive([1], { signature: replaceAt(signature, 0, g1Encodings().invalid[0]!.bytes) }),
+      deriveProof({
+        disclosedMessageIndexes: [1],
+        signature: replaceAt(signature, 0, g1Encodings().invalid[0]!.bytes),
+      }),
     );
-    await assert.rejects(derive(['1' as never]), TypeError);
+    await assert.rejects(deriveProof({ disclosedMessageIndexes: ['1' as never] }), TypeError);
   });
 
   test('arguments of the wrong type are rejected with a TypeError', async () => {

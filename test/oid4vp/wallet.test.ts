@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -36,11 +36,12 @@ for (const kind of DATABASE_KINDS) {
     let world: WalletWorld;
     let ada: Awaited<ReturnType<typeof personWithCredential>>;
     let anchor: Certified;
+    let anchorFile: string | undefined;
 
     before(async () => {
       verifier = await startVerifier();
       anchor = await makeCertificate({ subject: 'CN=Verifier Trust Anchor', ca: true });
-      const anchorFile = path.join(tmpdir(), `coffer-anchor-${randomBytes(6).toString('hex')}.pem`);
+      anchorFile = path.join(tmpdir(), `coffer-anchor-${randomBytes(6).toString('hex')}.pem`);
       await writeFile(anchorFile, anchor.pem);
       world = await startWalletWorld(kind, verifier, { VERIFIER_TRUST_ANCHORS: anchorFile });
       ada = await personWithCredential(world, privateKeyToAccount(generatePrivateKey()));
@@ -49,6 +50,7 @@ for (const kind of DATABASE_KINDS) {
     after(async () => {
       await world?.server.close();
       await verifier?.close();
+      if (anchorFile) await rm(anchorFile, { force: true });
     });
 
     /** The verifier's own check of what it received: signatures, binding, and exactly first_name. */

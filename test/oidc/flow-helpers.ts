@@ -117,13 +117,18 @@ export async function postInteraction(
   step: string,
   body: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: Json; cookie: string | null }> {
+): Promise<{ status: number; body: Json; cookie: string | null; headers: Headers }> {
   const response = await fetch(`${server.url}${interactionPath}/${step}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: await response.json(), cookie: response.headers.get('set-cookie') };
+  return {
+    status: response.status,
+    body: await response.json(),
+    cookie: response.headers.get('set-cookie'),
+    headers: response.headers,
+  };
 }
 
 /** Wallet log-in from the authorization request to the code at the client's redirect URI. */

@@ -125,7 +125,8 @@ for (const kind of DATABASE_KINDS) {
         });
         // Kill at a random moment, but only once the burst has had a store acknowledged (under
         // load that can take a while) so that every round tests both kinds of write.
-        await Promise.race([firstStore.promise, new Promise((r) => setTimeout(r, 30_000))]);
+        // unref: the timer of the last round must not keep the test process alive.
+        await Promise.race([firstStore.promise, new Promise((r) => setTimeout(r, 30_000).unref())]);
         await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 600)));
         await server.kill('SIGKILL');
         crashed = true;

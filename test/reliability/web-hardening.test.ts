@@ -58,7 +58,9 @@ describe('web hardening (development mode)', () => {
     for (const [path, label] of pages) {
       const response = await fetch(server.url + path, { redirect: 'manual' });
       assertProtective(response.headers, label);
-      if (response.headers.get('content-type')?.includes('text/html')) {
+      const isPage = label.endsWith('page');
+      assert.equal(response.headers.get('content-type')?.includes('text/html') ?? false, isPage, label);
+      if (isPage) {
         assert.match(response.headers.get('content-security-policy')!, /script-src 'nonce-[^']+'/, label);
         const html = await response.text();
         assert.doesNotMatch(html, /<script(?![^>]*nonce=)/, `${label}: every script carries the nonce`);
@@ -156,6 +158,7 @@ describe('web hardening (development mode)', () => {
     }
     assert.ok(limited, 'no 429 within 61 attempts');
     assert.equal(limited.body.error, 'rate_limited');
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
   });
 
   test('failed token requests from one address are limited → 429 with Retry-After', async () => {
