@@ -6,7 +6,7 @@ import { logInUser } from '../credentials/helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { registerRelyingParty } from '../oidc/flow-helpers.ts';
 import { checkVpToken } from './presentation-check.ts';
-import { PERSON_TYPE, personQuery, startVerifier, type Transaction, type Verifier } from './verifier.ts';
+import { PERSON_TYPE, personQuery, type Transaction, type Verifier } from './verifier.ts';
 import {
   approve,
   consentView,
@@ -35,8 +35,8 @@ for (const kind of DATABASE_KINDS) {
     let second: Record<string, unknown>;
 
     before(async () => {
-      verifier = await startVerifier();
-      world = await startWalletWorld(kind, verifier);
+      world = await startWalletWorld(kind);
+      verifier = world.verifier;
       ada = await personWithCredential(world, privateKeyToAccount(generatePrivateKey()));
       second = await issueTo(world, ada.did, {
         first_name: 'Augusta',
@@ -45,10 +45,9 @@ for (const kind of DATABASE_KINDS) {
         location: 'Ockham',
       });
     });
-    // Optional chaining: when `before` failed, closing what was started must not fail too.
+    // Optional chaining: when `before` failed, there may be nothing to close.
     after(async () => {
-      await world?.server.close();
-      await verifier?.close();
+      await world?.close();
     });
 
     /** A request for the query, with Ada logged in at the consent. */

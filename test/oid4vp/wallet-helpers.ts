@@ -20,11 +20,12 @@ import {
   type EncryptionKey,
   LDP_VC_FORMATS,
   type Received,
+  startVerifier,
   type Transaction,
   type Verifier,
 } from './verifier.ts';
 
-/** A Coffer that trusts the test verifier's TLS certificate, an issuer and a relying party. */
+/** A Coffer that trusts its own test verifier's TLS certificate, an issuer and a relying party. */
 export interface WalletWorld {
   server: TestServer;
   verifier: Verifier;
@@ -33,25 +34,40 @@ export interface WalletWorld {
   /** The issuer is a master client; relying parties may be its sub-clients. */
   issuerClientId: number;
   issuerToken: string;
+  /** Stops the server and the verifier. */
+  close(): Promise<void>;
 }
 
+/** Starts a verifier and a Coffer beside it; if Coffer fails to start, the verifier is closed. */
 export async function startWalletWorld(
   kind: DatabaseKind,
-  verifier: Verifier,
   extraEnv: Record<string, string> = {},
 ): Promise<WalletWorld> {
-  const outbound = createOutboundClient({ allowPrivateTargets: true, ca: verifier.tlsCertificatePem });
-  const server = await startTestServer(kind, { ALLOW_PRIVATE_TARGETS: 'true', ...extraEnv }, { outbound });
-  await registerPersonContext(server);
-  const master = await server.createMaster('Issuer');
-  return {
-    server,
-    verifier,
-    rp: await registerRelyingParty(server),
-    issuer: await createStockIssuer(),
-    issuerClientId: master.clientId,
-    issuerToken: master.token,
-  };
+  const verifier = await startVerifier();
+  let server: TestServer | undefined;
+  try {
+    const outbound = createOutboundClient({ allowPrivateTargets: true, ca: verifier.tlsCertificatePem });
+    server = await startTestServer(kind, { ALLOW_PRIVATE_TARGETS: 'true', ...extraEnv }, { outbound });
+    await registerPersonContext(server);
+    const master = await server.createMaster('Issuer');
+    const started = server;
+    return {
+      server,
+      verifier,
+      rp: await registerRelyingParty(server),
+      issuer: await createStockIssuer(),
+      issuerClientId: master.clientId,
+      issuerToken: master.token,
+      close: async () => {
+        await started.close();
+        await verifier.close();
+      },
+    };
+  } catch (error) {
+    await server?.close();
+    await verifier.close();
+    throw error;
+  }
 }
 
 /**

@@ -35,13 +35,12 @@ for (const kind of DATABASE_KINDS) {
     let world: WalletWorld;
 
     before(async () => {
-      verifier = await startVerifier();
-      world = await startWalletWorld(kind, verifier);
+      world = await startWalletWorld(kind);
+      verifier = world.verifier;
     });
-    // Optional chaining: when `before` failed, closing what was started must not fail too.
+    // Optional chaining: when `before` failed, there may be nothing to close.
     after(async () => {
-      await world?.server.close();
-      await verifier?.close();
+      await world?.close();
     });
 
     const refusedOnPage = async (transaction: Transaction, pattern: RegExp) =>

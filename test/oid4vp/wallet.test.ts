@@ -10,13 +10,7 @@ import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { postInteraction } from '../oidc/flow-helpers.ts';
 import { type Certified, fingerprintOf, makeCertificate } from './certificates.ts';
 import { checkVpToken } from './presentation-check.ts';
-import {
-  newEncryptionKey,
-  startVerifier,
-  type Transaction,
-  type Verifier,
-  x509HashIdentity,
-} from './verifier.ts';
+import { newEncryptionKey, type Transaction, type Verifier, x509HashIdentity } from './verifier.ts';
 import {
   approve,
   consentView,
@@ -39,17 +33,16 @@ for (const kind of DATABASE_KINDS) {
     let anchorFile: string | undefined;
 
     before(async () => {
-      verifier = await startVerifier();
       anchor = await makeCertificate({ subject: 'CN=Verifier Trust Anchor', ca: true });
       anchorFile = path.join(tmpdir(), `coffer-anchor-${randomBytes(6).toString('hex')}.pem`);
       await writeFile(anchorFile, anchor.pem);
-      world = await startWalletWorld(kind, verifier, { VERIFIER_TRUST_ANCHORS: anchorFile });
+      world = await startWalletWorld(kind, { VERIFIER_TRUST_ANCHORS: anchorFile });
+      verifier = world.verifier;
       ada = await personWithCredential(world, privateKeyToAccount(generatePrivateKey()));
     });
-    // Optional chaining: when `before` failed, closing what was started must not fail too.
+    // Optional chaining: when `before` failed, there may be nothing to close.
     after(async () => {
-      await world?.server.close();
-      await verifier?.close();
+      await world?.close();
       if (anchorFile) await rm(anchorFile, { force: true });
     });
 
