@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
+import { loadTrustAnchors } from './config/trust-anchors.ts';
 import { inProcessOperations } from './credentials/bbs-2023/operations.ts';
 import { findRegisteredContext } from './credentials/contexts/context-repository.ts';
 import { createContextRegistry } from './credentials/contexts/document-loader.ts';
@@ -13,6 +14,7 @@ import { credentialRoutes } from './credentials/credential-routes.ts';
 import { createPooledOperations } from './credentials/crypto-pool.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { CofferError } from './errors.ts';
+import { createFormatRegistry } from './formats/registry.ts';
 import { answerFrameworkError, registerErrorHandling, writeClientError } from './http/error-handler.ts';
 import { trackInFlight } from './http/in-flight.ts';
 import { registerJsonBodies } from './http/json-body.ts';
@@ -29,7 +31,6 @@ import { createKeyRing } from './keys/signing-keys.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { SELF_ISSUED_AUDIENCE } from './oid4vp/authorization-request.ts';
 import { oid4vpRoutes } from './oid4vp/oid4vp-routes.ts';
-import { loadTrustAnchors } from './oid4vp/trust-anchors.ts';
 import { registeredVerifier } from './oid4vp/verifier-registry.ts';
 import type { WalletDeps } from './oid4vp/wallet-service.ts';
 import { createCodeConsumer } from './oidc/code-repository.ts';
@@ -217,6 +218,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     await pool?.close();
   });
   const operations = pool ?? inProcessOperations(bbs2023);
+  const formats = createFormatRegistry({ operations, jsonLd: bbs2023.jsonLd });
+  const issuerTrustAnchors = await loadTrustAnchors(config.issuerTrustAnchors, 'ISSUER_TRUST_ANCHORS');
   await app.register(credentialRoutes, {
     credentials: {
       db: database.db,
@@ -224,6 +227,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       contentKey: deriveKey(context.masterKey, 'credential-content/v1'),
       operations,
       insertCredential: createCredentialInserter(database.db, database.dialect),
+      formats,
+      issuerTrustAnchors,
     },
     bearer: { db: database.db, keys, issuer: config.publicUrl },
   });
@@ -234,15 +239,15 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     db: database.db,
     store,
     cipher,
-    operations,
-    jsonLd: bbs2023.jsonLd,
+    formats,
+    issuerTrustAnchors,
     outbound,
     interactions,
     requests: {
       findVerifier: (clientId) => registeredVerifier(database.db, clientId),
       outbound,
       allowPrivateTargets: config.allowPrivateTargets,
-      trustAnchors: await loadTrustAnchors(config.verifierTrustAnchors),
+      trustAnchors: await loadTrustAnchors(config.verifierTrustAnchors, 'VERIFIER_TRUST_ANCHORS'),
       walletAudiences: [SELF_ISSUED_AUDIENCE, config.publicUrl],
       now: () => new Date(),
     },

@@ -3,7 +3,9 @@ import { inProcessOperations } from '../../src/credentials/bbs-2023/operations.t
 import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
 import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
 import { createCredentialInserter } from '../../src/credentials/credential-repository.ts';
+import type { StoreCredentialBody } from '../../src/credentials/credential-schemas.ts';
 import { storeCredential } from '../../src/credentials/credential-service.ts';
+import { createFormatRegistry } from '../../src/formats/registry.ts';
 import { deriveKey } from '../../src/keys/derive-key.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
 import {
@@ -48,15 +50,20 @@ async function prepareHolder(server: BenchServer): Promise<Holder> {
     seed: (credentials) =>
       withServerState(server, async (state) => {
         const masterKey = Buffer.from(server.env['MASTER_KEY']!, 'base64');
+        const operations = inProcessOperations({ bbs: issuingBbs, jsonLd: benchJsonLd });
         const deps = {
           db: state.database.db,
           store: state.store,
           contentKey: deriveKey(masterKey, 'credential-content/v1'),
-          operations: inProcessOperations({ bbs: issuingBbs, jsonLd: benchJsonLd }),
+          operations,
           insertCredential: createCredentialInserter(state.database.db, state.database.dialect),
+          formats: createFormatRegistry({ operations, jsonLd: benchJsonLd }),
+          issuerTrustAnchors: [],
         };
         const caller = { clientId: seeded.client.client_id, isMaster: false, parentId: null };
-        for (const vc of credentials) await storeCredential(deps, caller, vc);
+        for (const vc of credentials) {
+          await storeCredential(deps, caller, { vc: vc as unknown as StoreCredentialBody['vc'] });
+        }
       }),
   };
 }

@@ -34,6 +34,8 @@ export interface Config {
   allowPrivateTargets: boolean;
   /** PEM file of CA certificates that x509 verifiers may chain to (else they are shown as unverified). */
   verifierTrustAnchors: string | undefined;
+  /** PEM file of CA certificates that credential issuers' certificates are marked trusted by. */
+  issuerTrustAnchors: string | undefined;
   logLevel: LogLevel;
   bodyLimit: number;
   /** Requests per minute per API token (or per address when none is sent); 0 turns the limit off. */
@@ -129,6 +131,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const verifierTrustAnchors = env['VERIFIER_TRUST_ANCHORS']
     ? path.resolve(env['VERIFIER_TRUST_ANCHORS'])
     : undefined;
+  const issuerTrustAnchors = env['ISSUER_TRUST_ANCHORS']
+    ? path.resolve(env['ISSUER_TRUST_ANCHORS'])
+    : undefined;
   const logLevel = (env['LOG_LEVEL'] || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -164,6 +169,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     accessTokenTtl,
     allowPrivateTargets,
     verifierTrustAnchors,
+    issuerTrustAnchors,
     logLevel,
     bodyLimit,
     apiRateLimit,

@@ -3,9 +3,12 @@ import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
 import type { CredentialsTable, Database } from '../db/schema.ts';
 
-export type CredentialRow = Pick<Selectable<CredentialsTable>, 'credential_id' | 'cid' | 'content_hash'>;
+export type CredentialRow = Pick<
+  Selectable<CredentialsTable>,
+  'credential_id' | 'cid' | 'content_hash' | 'format'
+>;
 
-const COLUMNS = ['credential_id', 'cid', 'content_hash'] as const;
+const COLUMNS = ['credential_id', 'cid', 'content_hash', 'format'] as const;
 
 export async function insertCredential(
   db: Kysely<Database>,

@@ -33,9 +33,10 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = 
       schema: {
         tags,
         security: [{ apiToken: [] }],
-        summary: "Store an issuer-signed bbs-2023 credential for one of the service's users",
+        summary:
+          "Store an issuer-signed credential (ldp_vc, dc+sd-jwt, mso_mdoc, jwt_vc_json) for one of the service's users",
         description:
-          'The base proof is verified (issuer did:key, JSON-LD contexts from the bundled and registered set only). 201 when stored, 200 when exactly this credential was stored before (same CID).',
+          'Every signature and digest is verified: ldp_vc bbs-2023 base proofs (issuer did:key, JSON-LD contexts from the bundled and registered set only); SD-JWT VC, mdoc and VC-JWT issuer signatures (x5c / x5chain certificates, did:key, did:jwk), disclosure and element digests, validity and algorithms. The holder must be a user in your tenants. Without format, an object is ldp_vc and a string is recognised by its shape. 201 when stored, 200 when exactly this credential was stored before (same CID).',
         body: StoreCredentialBody,
         response: {
           200: StoredCredentialEnvelope,
@@ -45,7 +46,7 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = 
       },
     },
     async (request, reply) => {
-      const stored = await storeCredential(deps.credentials, callerOf(request), request.body.vc);
+      const stored = await storeCredential(deps.credentials, callerOf(request), request.body);
       reply.code(stored.created ? 201 : 200);
       return { data: stored.data };
     },
@@ -58,7 +59,7 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = 
       schema: {
         tags,
         security: [{ bearer: [] }],
-        summary: "The access token's user's credentials, newest first",
+        summary: "The access token's user's credentials, every format, newest first",
         response: { 200: CredentialListEnvelope, ...errorResponses(401, 429) },
       },
     },

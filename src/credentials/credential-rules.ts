@@ -1,13 +1,10 @@
 import { parsePointer } from '@digitalbazaar/di-sd-primitives';
-import { CofferError, invalidField } from '../errors.ts';
+import { invalidField } from '../errors.ts';
+import { rejected } from '../formats/credential-format.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
 import { type IssuerKey, IssuerKeyError, resolveIssuerKey } from './issuer-key.ts';
 
 export const VC_V2_CONTEXT = 'https://www.w3.org/ns/credentials/v2';
-
-/** A credential that is well formed but not acceptable; the sentence says what failed. */
-export const rejected = (why: string) =>
-  new CofferError('invalid_credential', `The credential was refused: ${why}.`);
 
 /** What storing needs to know of a credential that passed the policy checks. */
 export interface CheckedCredential {

@@ -42,7 +42,26 @@ export const VerifiableCredential = Type.Object(
   { additionalProperties: true },
 );
 
-export const StoreCredentialBody = Type.Object({ vc: VerifiableCredential }, { additionalProperties: false });
+export const CredentialFormatName = Type.Union(
+  [Type.Literal('ldp_vc'), Type.Literal('dc+sd-jwt'), Type.Literal('mso_mdoc'), Type.Literal('jwt_vc_json')],
+  { description: 'The credential format (OpenID4VP 1.0 Appendix B identifiers).' },
+);
+
+/** A compact credential: an SD-JWT VC, a VC-JWT or a base64url mdoc IssuerSigned. */
+const CompactCredential = Type.String({
+  minLength: 1,
+  maxLength: 200_000,
+  description:
+    'dc+sd-jwt: issuer-signed JWT~disclosures~ (no key binding JWT); jwt_vc_json: a compact JWS (VC Data Model 1.1); mso_mdoc: base64url (no padding) CBOR IssuerSigned.',
+});
+
+export const StoreCredentialBody = Type.Object(
+  {
+    vc: Type.Union([VerifiableCredential, CompactCredential]),
+    format: Type.Optional(CredentialFormatName),
+  },
+  { additionalProperties: false },
+);
 export type StoreCredentialBody = Type.Static<typeof StoreCredentialBody>;
 
 /** A credential in a response: as issued, with credentialStatus as given or null. */
@@ -64,12 +83,31 @@ export type StoredVc = Type.Static<typeof StoredVc>;
 export const StoredCredentialEnvelope = Type.Object({
   data: Type.Object({
     cid: Type.String({ description: 'CID of the encrypted block that holds the credential.' }),
-    vc: StoredVc,
+    format: CredentialFormatName,
+    vc: Type.Union([StoredVc, Type.String()], {
+      description: 'As given; an ldp_vc object with credentialStatus as given or null.',
+    }),
   }),
 });
 
+/** A credential of any format but ldp_vc, as the list shows it (DESIGN.md, List). */
+export const CompactCredentialEntry = Type.Object({
+  format: CredentialFormatName,
+  id: Type.String({ description: 'jti, the VC id, else a hash: what deletion and consent selections take.' }),
+  issuer: Type.String(),
+  type: Type.Union([Type.String(), Type.Array(Type.String())], {
+    description: 'The vct, the doctype or the VC type array.',
+  }),
+  validFrom: Type.Union([Type.String(), Type.Null()]),
+  validUntil: Type.Union([Type.String(), Type.Null()]),
+  claims: Type.Object({}, { additionalProperties: true, description: 'Every claim held, decoded.' }),
+  credential: Type.String({ description: 'The stored value.' }),
+});
+
+export type CredentialListEntry = StoredVc | Type.Static<typeof CompactCredentialEntry>;
+
 export const CredentialListEnvelope = Type.Object({
-  data: Type.Array(StoredVc, { description: 'Newest first.' }),
+  data: Type.Array(Type.Union([StoredVc, CompactCredentialEntry]), { description: 'Newest first.' }),
 });
 
 const pointer = Type.String({

@@ -1,10 +1,19 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, type JsonWebKey, type X509Certificate } from 'node:crypto';
 import * as dagCbor from '@ipld/dag-cbor';
 import type { Kysely } from 'kysely';
 import type { ApiCaller } from '../clients/client-repository.ts';
 import { isUniqueViolation, now } from '../db/dialect.ts';
 import type { Database } from '../db/schema.ts';
-import { conflict, notFound } from '../errors.ts';
+import { CofferError, conflict, notFound } from '../errors.ts';
+import {
+  type CredentialFormat,
+  type FormatId,
+  type HolderReference,
+  type ParseContext,
+  rejected,
+} from '../formats/credential-format.ts';
+import type { FormatRegistry } from '../formats/registry.ts';
+import { didKeyFromEd25519PublicKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '../users/user-repository.ts';
 import type { Bbs2023Operations } from './bbs-2023/operations.ts';
@@ -16,8 +25,13 @@ import {
   findCredentials,
   listCredentials,
 } from './credential-repository.ts';
-import { checkCredential, checkPointer, disclosedPointers, rejected } from './credential-rules.ts';
-import type { PresentationBody, StoredVc } from './credential-schemas.ts';
+import { checkPointer, disclosedPointers } from './credential-rules.ts';
+import type {
+  CredentialListEntry,
+  PresentationBody,
+  StoreCredentialBody,
+  StoredVc,
+} from './credential-schemas.ts';
 
 export interface CredentialDeps {
   db: Kysely<Database>;
@@ -28,8 +42,16 @@ export interface CredentialDeps {
   operations: Bbs2023Operations;
   /** insertCredential, with group commit on SQLite (credential-repository.ts). */
   insertCredential: CredentialInserter;
+  formats: FormatRegistry;
+  /** ISSUER_TRUST_ANCHORS: issuer certificates that chain to one are marked trusted. */
+  issuerTrustAnchors: X509Certificate[];
   now?: () => Date;
 }
+
+export const parseContext = (deps: CredentialDeps): ParseContext => ({
+  now: deps.now?.() ?? new Date(),
+  issuerTrustAnchors: deps.issuerTrustAnchors,
+});
 
 type Credential = Record<string, unknown>;
 
@@ -41,7 +63,7 @@ export const credentialContext = (did: string) => ({ owner: did, kind: 'credenti
  * with its members in another order hashes alike. Keyed, so that the column says nothing about
  * low-entropy claims to whoever reads the database.
  */
-function contentHash(deps: CredentialDeps, vc: Credential): string {
+function contentHash(deps: CredentialDeps, vc: unknown): string {
   return createHmac('sha256', deps.contentKey).update(dagCbor.encode(vc)).digest('base64url');
 }
 
@@ -69,76 +91,131 @@ async function subjectOf(deps: CredentialDeps, caller: ApiCaller, subject: strin
   return users[0]!;
 }
 
-async function verifyIssuerProof(deps: CredentialDeps, document: SecuredDocument, publicKey: Uint8Array) {
-  const result = await deps.operations.verifyBaseProof(document, publicKey);
-  if (!result.ok) throw rejected(result.reason);
+/**
+ * The account whose hosted key a credential binds (SD-JWT `cnf.jwk`, mdoc `deviceKey`). Like its
+ * did:key, the key names one account in the whole deployment, whichever tenant stores for it.
+ */
+async function keyHolderOf(deps: CredentialDeps, jwk: JsonWebKey): Promise<UserIdentity> {
+  const hosted =
+    jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string' && jwk.d === undefined
+      ? await findUserByDid(deps.db, didKeyFromEd25519PublicKey(Buffer.from(jwk.x, 'base64url')))
+      : undefined;
+  if (!hosted) throw rejected("its holder key (cnf / deviceKey) is not a user's hosted holder key");
+  return hosted;
 }
 
-const withStatus = (vc: Credential) =>
-  ({ ...vc, credentialStatus: vc['credentialStatus'] ?? null }) as StoredVc;
+const holderOf = (deps: CredentialDeps, caller: ApiCaller, holder: HolderReference) =>
+  holder.kind === 'did' ? subjectOf(deps, caller, holder.did) : keyHolderOf(deps, holder.jwk);
+
+/**
+ * The format of a store body: as named (it must fit the value: an object for ldp_vc, a compact
+ * string for the others), else recognised by the value's shape.
+ */
+function formatOfBody(deps: CredentialDeps, body: StoreCredentialBody): CredentialFormat {
+  const isObject = typeof body.vc === 'object';
+  if (body.format !== undefined) {
+    if ((body.format === 'ldp_vc') !== isObject) {
+      throw new CofferError(
+        'invalid_request',
+        `vc does not fit format ${body.format}: ${body.format === 'ldp_vc' ? 'an ldp_vc credential is a JSON object' : `a ${body.format} credential is a string`}.`,
+        { details: [{ path: '/body/format', message: `does not fit the value of vc` }] },
+      );
+    }
+    return deps.formats.get(body.format);
+  }
+  const format = deps.formats.recognise(body.vc);
+  if (!format) {
+    throw new CofferError(
+      'invalid_request',
+      'vc is a string of no credential format Coffer knows (dc+sd-jwt, mso_mdoc, jwt_vc_json); name its format.',
+      { details: [{ path: '/body/vc', message: 'has no recognised credential format' }] },
+    );
+  }
+  return format;
+}
 
 export interface StoredCredential {
   /** False when exactly this credential was stored before (its CID is returned again). */
   created: boolean;
-  data: { cid: string; vc: StoredVc };
+  data: { cid: string; format: FormatId; vc: StoredVc | string };
 }
 
 /** Verifies a credential for one of the service's users and keeps it, encrypted, for them. */
 export async function storeCredential(
   deps: CredentialDeps,
   caller: ApiCaller,
-  vc: Credential,
+  body: StoreCredentialBody,
 ): Promise<StoredCredential> {
-  const checked = checkCredential(vc, deps.now?.() ?? new Date());
-  const user = await subjectOf(deps, caller, checked.subject);
-  const hash = contentHash(deps, vc);
+  const format = formatOfBody(deps, body);
+  const parsed = format.parse(body.vc, parseContext(deps));
+  const user = await holderOf(deps, caller, parsed.holder);
+  const credentialId = parsed.summary.id;
+  const hash = contentHash(deps, parsed.stored);
+  const answer = (cid: string) => ({
+    cid,
+    format: format.id,
+    vc: (format.id === 'ldp_vc' ? format.listEntry(parsed.stored, parsed.summary) : parsed.stored) as
+      | StoredVc
+      | string,
+  });
   const same = (row: CredentialRow) => {
     if (row.content_hash !== hash) {
-      throw conflict(
-        `Another credential with id ${checked.credentialId} is already stored for this subject.`,
-      );
+      throw conflict(`Another credential with id ${credentialId} is already stored for this subject.`);
     }
-    return { created: false, data: { cid: row.cid, vc: withStatus(vc) } };
+    return { created: false, data: answer(row.cid) };
   };
 
-  const existing = await findCredential(deps.db, user.user_id, checked.credentialId);
+  const existing = await findCredential(deps.db, user.user_id, credentialId);
   if (existing) return same(existing);
-  await verifyIssuerProof(deps, checked.document, checked.issuerKey.publicKey);
+  await parsed.verify();
 
-  const cid = await deps.store.putEncrypted(vc, credentialContext(user.did));
+  const cid = await deps.store.putEncrypted(parsed.stored, credentialContext(user.did));
   try {
     await deps.insertCredential({
       user_id: user.user_id,
-      credential_id: checked.credentialId,
+      credential_id: credentialId,
       cid,
       content_hash: hash,
       issuer_client_id: caller.clientId,
       created_at: now(),
+      format: format.id,
     });
   } catch (error) {
     // A concurrent store of the same id won the unique index; answer as if it came first.
     const winner = isUniqueViolation(error)
-      ? await findCredential(deps.db, user.user_id, checked.credentialId)
+      ? await findCredential(deps.db, user.user_id, credentialId)
       : undefined;
     if (winner) return same(winner);
     throw error;
   }
-  return { created: true, data: { cid, vc: withStatus(vc) } };
+  return { created: true, data: answer(cid) };
 }
 
 async function readCredential(
   deps: CredentialDeps,
   user: UserIdentity,
   row: CredentialRow,
-): Promise<Credential> {
-  return (await deps.store.getEncrypted(row.cid, credentialContext(user.did))) as Credential;
+): Promise<unknown> {
+  return deps.store.getEncrypted(row.cid, credentialContext(user.did));
 }
 
-/** Every credential of the user, newest first, as issued (credentialStatus as given or null). */
-export async function listUserCredentials(deps: CredentialDeps, user: UserIdentity): Promise<StoredVc[]> {
+/**
+ * Every credential of the user, newest first: an ldp_vc as issued (credentialStatus as given or
+ * null), any other format as its summary with the stored value (DESIGN.md, List).
+ */
+export async function listUserCredentials(
+  deps: CredentialDeps,
+  user: UserIdentity,
+): Promise<CredentialListEntry[]> {
   const rows = await listCredentials(deps.db, user.user_id);
-  const credentials = await Promise.all(rows.map((row) => readCredential(deps, user, row)));
-  return credentials.map(withStatus);
+  const context = parseContext(deps);
+  return Promise.all(
+    rows.map(async (row) => {
+      const stored = await readCredential(deps, user, row);
+      const format = deps.formats.get(row.format);
+      return format.listEntry(stored, format.summarize(stored, context)) as CredentialListEntry;
+    }),
+  );
 }
 
 const pointerPath = (credentialId: string, index: number) =>
@@ -162,8 +239,17 @@ export async function presentCredentials(deps: CredentialDeps, user: UserIdentit
   );
   const missing = requested.find(([id]) => !rows.has(id));
   if (missing) throw notFound(`Credential ${missing[0]}`);
+  const other = requested.find(([id]) => rows.get(id)!.format !== 'ldp_vc');
+  if (other) {
+    throw new CofferError(
+      'invalid_request',
+      `Credential ${other[0]} is a ${rows.get(other[0])!.format} credential; this endpoint derives bbs-2023 proofs only. Present it to a verifier through OpenID4VP (GET /v1/oid4vp/authorize).`,
+    );
+  }
 
-  const documents = await Promise.all(requested.map(([id]) => readCredential(deps, user, rows.get(id)!)));
+  const documents = (await Promise.all(
+    requested.map(([id]) => readCredential(deps, user, rows.get(id)!)),
+  )) as Credential[];
   const pointers = requested.map(([id, chosen], i) => {
     chosen.forEach((pointer, j) => {
       checkPointer(documents[i]!, pointer, pointerPath(id, j));

@@ -7,6 +7,7 @@ import * as oidc from './migrations/0003-oidc.ts';
 import * as credentials from './migrations/0004-credentials.ts';
 import * as wallet from './migrations/0005-wallet.ts';
 import * as subClientCount from './migrations/0006-sub-client-count.ts';
+import * as credentialFormats from './migrations/0007-credential-formats.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -17,6 +18,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0004-credentials': { up: credentials.up(dialect) },
     '0005-wallet': { up: wallet.up(dialect) },
     '0006-sub-client-count': { up: subClientCount.up(dialect) },
+    '0007-credential-formats': { up: credentialFormats.up() },
   };
 }
 

@@ -156,6 +156,8 @@ export interface CredentialsTable {
   content_hash: string;
   /** The API client that stored it. */
   issuer_client_id: number;
+  /** Its format (formats/credential-format.ts FormatId); 'ldp_vc' for rows older than formats. */
+  format: Generated<string>;
   created_at: string;
 }
 

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { DcqlQuery } from 'dcql';
 import type { JWK, JWTPayload } from 'jose';
 import { Compile } from 'typebox/compile';
+import { FORMAT_IDS } from '../formats/credential-format.ts';
+import { acceptsDataIntegrity } from '../formats/ldp-vc/index.ts';
 import {
   checkOutboundTarget,
   type OutboundClient,
@@ -163,6 +165,15 @@ export const WALLET_METADATA = {
       proof_type_values: ['DataIntegrityProof'],
       cryptosuite_values: ['bbs-2023', 'eddsa-rdfc-2022'],
     },
+    'dc+sd-jwt': {
+      'sd-jwt_alg_values': ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'],
+      'kb-jwt_alg_values': ['EdDSA', 'Ed25519'],
+    },
+    mso_mdoc: {
+      issuerauth_alg_values: [-7, -35, -36, -8, -9, -19],
+      deviceauth_alg_values: [-8, -19],
+    },
+    jwt_vc_json: { alg_values: ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] },
   },
   client_id_prefixes_supported: ['pre-registered', 'x509_hash', 'redirect_uri'],
   response_modes_supported: RESPONSE_MODES,
@@ -286,18 +297,26 @@ function responseTarget(auth: Authenticated, deps: AuthorizationRequestDeps): Er
   return { responseMode, target, state: typeof state === 'string' ? state : null };
 }
 
-function supportsLdpVc(formats: Record<string, unknown> | undefined, holderBinding: boolean): boolean {
-  if (formats === undefined) return true;
-  const ldp = formats['ldp_vc'] as { proof_type_values?: unknown; cryptosuite_values?: unknown } | undefined;
-  if (!ldp || typeof ldp !== 'object') return false;
-  const proofTypes = ldp.proof_type_values;
-  if (Array.isArray(proofTypes) && !proofTypes.includes('DataIntegrityProof')) return false;
-  const suites = ldp.cryptosuite_values;
-  if (Array.isArray(suites)) {
-    if (!suites.includes('bbs-2023')) return false;
-    if (holderBinding && !suites.includes('eddsa-rdfc-2022')) return false;
-  }
-  return true;
+/**
+ * Whether some credential query asks for a format this wallet presents that the verifier's
+ * `vp_formats_supported` names (a registered verifier without it takes every format); ldp_vc
+ * also needs the verifier to take bbs-2023, and eddsa-rdfc-2022 for a signed presentation.
+ */
+function takesAFormatOfThisWallet(query: DcqlQuery.Output, metadata: ClientMetadata): boolean {
+  const formats = metadata.vp_formats_supported as Record<string, unknown> | undefined;
+  return query.credentials.some((q) => {
+    if (!(FORMAT_IDS as string[]).includes(q.format)) return false;
+    if (formats === undefined) return true;
+    const parameters = formats[q.format];
+    if (parameters === null || typeof parameters !== 'object') return false;
+    return (
+      q.format !== 'ldp_vc' ||
+      acceptsDataIntegrity(
+        parameters as Record<string, unknown>,
+        q.require_cryptographic_holder_binding !== false,
+      )
+    );
+  });
 }
 
 /** Step 5: the rest of the request, with the verifier and its target known (errors go back to it). */
@@ -358,15 +377,10 @@ async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise
       `dcql_query is not a valid DCQL query: ${String((error as Error).message).slice(0, 300)}`,
     );
   }
-  const ldpQueries = dcqlQuery.credentials.filter((q) => q.format === 'ldp_vc');
-  const holderBinding = ldpQueries.some((q) => q.require_cryptographic_holder_binding !== false);
-  if (
-    ldpQueries.length === 0 ||
-    !supportsLdpVc(metadata.vp_formats_supported as Record<string, unknown> | undefined, holderBinding)
-  ) {
+  if (!takesAFormatOfThisWallet(dcqlQuery, metadata)) {
     throw new Oid4vpError(
       'vp_formats_not_supported',
-      'this wallet presents ldp_vc credentials (DataIntegrityProof, bbs-2023, with an eddsa-rdfc-2022 presentation)',
+      `this wallet presents ${FORMAT_IDS.join(', ')} credentials, and the request asks for none of them in a format the verifier takes`,
     );
   }
   if (returnTo.responseMode === 'direct_post.jwt' && !(await chooseEncryption(metadata))) {

@@ -128,6 +128,39 @@ function candidateName(candidate: Candidate): string {
   return `${candidate.types.join(', ') || 'Credential'} from ${shortened(candidate.issuer)} — ${which}`;
 }
 
+const FORMAT_NAMES: Record<string, string> = {
+  ldp_vc: 'W3C credential (bbs-2023)',
+  'dc+sd-jwt': 'SD-JWT VC',
+  mso_mdoc: 'mobile document (mdoc)',
+  jwt_vc_json: 'W3C credential (JWT)',
+};
+
+/** Who issued the credential, and whether its certificate reaches an issuer authority this wallet trusts. */
+function issuerDetails(candidate: Candidate): string {
+  const certificate = candidate.issuer_certificate;
+  if (!certificate) return `<dt>Issuer</dt><dd>${escapeHtml(candidate.issuer)}</dd>`;
+  const mark = certificate.trusted
+    ? ''
+    : ' <span class="warning">Unverified: its certificate does not chain to an issuer authority this wallet trusts.</span>';
+  return `<dt>Issuer</dt><dd>${escapeHtml(certificate.subject)}${mark}<br>SHA-256 fingerprint: <code>${escapeHtml(certificate.fingerprint)}</code></dd>`;
+}
+
+/** One line per disclosed claim; an mdoc element the verifier means to keep says so. */
+function claimLines(candidate: Candidate): string {
+  const lines = candidate.claims
+    .map((claim) => {
+      const kept = claim.intent_to_retain
+        ? ' <span class="warning">(the verifier will keep this)</span>'
+        : '';
+      return `<dt>${escapeHtml(pathText(claim.path))}</dt><dd>${escapeHtml(claim.values.map(valueText).join(', '))}${kept}</dd>`;
+    })
+    .join('');
+  if (candidate.discloses_everything) {
+    return `<dt>Shared</dt><dd class="warning">The whole credential: this format (${escapeHtml(FORMAT_NAMES[candidate.format] ?? candidate.format)}) cannot disclose only some claims.</dd>${lines}`;
+  }
+  return lines || '<dt>Shared</dt><dd>only what the issuer always discloses</dd>';
+}
+
 function requestFieldset(request: Consent['requests'][number]): string {
   const legend = `<legend>Asked for: ${escapeHtml(request.id)}</legend>`;
   const asked = request.claims.length
@@ -140,18 +173,12 @@ function requestFieldset(request: Consent['requests'][number]): string {
   const options = request.candidates
     .map((candidate, i) => {
       const inputId = `choice-${escapeHtml(request.id)}-${i}`;
-      const claims = candidate.claims
-        .map(
-          (claim) =>
-            `<dt>${escapeHtml(pathText(claim.path))}</dt><dd>${escapeHtml(claim.values.map(valueText).join(', '))}</dd>`,
-        )
-        .join('');
       // The label names the choice briefly; what would be shared is described apart, so that a
       // screen reader reads the name first and the details on request (and no list sits in a label).
       return `<div class="candidate">
 <input type="${type}" id="${inputId}" name="q-${escapeHtml(request.id)}" value="${escapeHtml(candidate.credential_id)}" data-query="${escapeHtml(request.id)}" aria-describedby="${inputId}-details"${i === 0 ? ' checked' : ''}>
 <div><label for="${inputId}">${escapeHtml(candidateName(candidate))}</label>
-<dl id="${inputId}-details">${claims || '<dt>Shared</dt><dd>only what the issuer always discloses</dd>'}<dt>Issuer</dt><dd>${escapeHtml(candidate.issuer)}</dd></dl></div>
+<dl id="${inputId}-details">${claimLines(candidate)}<dt>Format</dt><dd>${escapeHtml(FORMAT_NAMES[candidate.format] ?? candidate.format)}</dd>${issuerDetails(candidate)}</dl></div>
 </div>`;
     })
     .join('\n');
@@ -182,7 +209,7 @@ export function renderConsentPage(input: ConsentPageInput): string {
       : `<p>You cannot answer this request: ${escapeHtml(consent.unsatisfiable_reason ?? 'no credential matches')}.</p>`;
     main = `<form id="consent-form">
 <h2>What will be shared</h2>
-<p>Only the claims listed are disclosed, with the credential's issuer and validity.</p>
+<p>Only the claims listed are disclosed, with the credential's issuer and validity, unless a credential says it is shared whole.</p>
 ${requests}
 <div class="actions">${share}<button type="button" id="decline-button" class="secondary">${consent.satisfiable ? 'Decline' : 'Tell the verifier'}</button></div>
 </form>`;

@@ -1,22 +1,26 @@
 import { DcqlQuery } from 'dcql';
+import type { CredentialSummary, DcqlInput, FormatId } from '../formats/credential-format.ts';
 
 /**
- * DCQL evaluation (§6) for `ldp_vc` credentials. The dcql package decides which credentials
- * match a Credential Query (types, claim values, claim sets); this module turns its answer into
- * what a disclosure needs (the JSON pointers of the selected claims) and what the person chooses
- * between (candidates per query, options per credential set).
+ * DCQL evaluation (§6) for every credential format. The dcql package decides which credentials
+ * match a Credential Query (format, `meta`, claim values, claim sets); this module turns its
+ * answer into what a presentation needs (the JSON pointers of the selected claims within the
+ * credential's claims) and what the person chooses between (candidates per query, options per
+ * credential set).
  */
 
 /** A stored credential as the matcher sees it. */
 export interface HeldCredential {
-  /** The credential's `id`. */
+  /** The credential's identifier (the list's `id`). */
   id: string;
-  document: Record<string, unknown>;
-  /** The credential's `type` values expanded to IRIs by its JSON-LD contexts. */
-  expandedTypes: string[];
+  format: FormatId;
+  summary: CredentialSummary;
+  /** What the dcql package matches (formats/credential-format.ts). */
+  dcql: DcqlInput;
   /**
    * Whether a presentation signed by the account's holder key proves holder binding: the subject
-   * is that key's did:key. A credential issued to the wallet's did:pkh is not bound to it.
+   * is that key's did:key, or the credential binds that key. A credential issued to the wallet's
+   * did:pkh is not bound to it.
    */
   holderBinding: boolean;
 }
@@ -27,6 +31,8 @@ export interface ClaimSelection {
   /** The concrete JSON pointers it resolves to in this credential (several where the path has nulls). */
   pointers: string[];
   values: unknown[];
+  /** mdoc `intent_to_retain` (B.2.4): the verifier means to keep this element. */
+  intentToRetain: boolean;
 }
 
 export interface Candidate {
@@ -92,6 +98,7 @@ type ClaimsQuery = {
   id?: string;
   path: Array<string | number | null>;
   values?: Array<string | number | boolean>;
+  intent_to_retain?: boolean;
 };
 
 /**
@@ -124,35 +131,34 @@ function selectedClaims(
 }
 
 /**
- * What claims paths select from: the credential without its proof. The proof is no claim, and a
- * pointer into it cannot be disclosed (the derivation would fail once the person approves).
+ * Whether the verifier can verify a presentation of the credential (its `vp_formats_supported`
+ * algorithms, §B); a credential it could not verify matches nothing.
  */
-function claimsOf(document: Record<string, unknown>): Record<string, unknown> {
-  const { proof: _proof, ...claims } = document;
-  return claims;
-}
+export type VerifierAccepts = (credential: HeldCredential, holderBinding: boolean) => boolean;
 
-export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): DcqlEvaluation {
+export function evaluateDcql(
+  query: DcqlQuery.Output,
+  held: HeldCredential[],
+  verifierAccepts: VerifierAccepts = () => true,
+): DcqlEvaluation {
   const result = DcqlQuery.query(
     query,
-    held.map((c) => ({
-      credential_format: 'ldp_vc' as const,
-      type: c.expandedTypes,
-      claims: claimsOf(c.document) as Record<string, never>,
-      cryptographic_holder_binding: c.holderBinding,
-    })),
+    held.map((c) => ({ ...c.dcql, cryptographic_holder_binding: c.holderBinding }) as never),
   );
   const matches = result.credential_matches as Record<
     string,
     { valid_credentials?: Array<{ input_credential_index: number; claims?: object }> }
   >;
   const queries = query.credentials.map((credentialQuery): QueryMatch => {
-    const valid =
-      credentialQuery.format === 'ldp_vc' ? (matches[credentialQuery.id]?.valid_credentials ?? []) : [];
+    const holderBinding = credentialQuery.require_cryptographic_holder_binding !== false;
+    const valid = (matches[credentialQuery.id]?.valid_credentials ?? []).filter((match) => {
+      const credential = held[match.input_credential_index]!;
+      return credential.format === credentialQuery.format && verifierAccepts(credential, holderBinding);
+    });
     return {
       queryId: credentialQuery.id,
       multiple: credentialQuery.multiple === true,
-      holderBinding: credentialQuery.require_cryptographic_holder_binding !== false,
+      holderBinding,
       candidates: valid.map((match) => {
         const credential = held[match.input_credential_index]!;
         return {
@@ -160,7 +166,8 @@ export function evaluateDcql(query: DcqlQuery.Output, held: HeldCredential[]): D
           credentialId: credential.id,
           claims: selectedClaims(credentialQuery, match).map((claim) => ({
             path: claim.path,
-            ...keepMatching(resolveClaimsPath(claimsOf(credential.document), claim.path), claim.values),
+            ...keepMatching(resolveClaimsPath(credential.summary.claims, claim.path), claim.values),
+            intentToRetain: claim.intent_to_retain === true,
           })),
         };
       }),

@@ -7,6 +7,7 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
+import { chainsToAnchor, MAX_CHAIN, validAt } from '../keys/certificate-chain.ts';
 import { invalidRequest, invalidRequestObject } from './oid4vp-errors.ts';
 
 /**
@@ -26,7 +27,6 @@ export const SIGNING_ALGORITHMS = [
 ];
 const REQUEST_OBJECT_TYPE = 'oauth-authz-req+jwt';
 const CLOCK_SKEW_SECONDS = 60;
-const MAX_CHAIN = 10;
 
 export interface VerifierCertificate {
   subject: string;
@@ -74,43 +74,6 @@ async function verifySignature(jwt: string, key: Parameters<typeof jwtVerify>[1]
     }
     throw invalidRequestObject('the request object signature does not verify');
   }
-}
-
-const validAt = (certificate: X509Certificate, now: Date) =>
-  new Date(certificate.validFrom) <= now && now <= new Date(certificate.validTo);
-
-function issuedBy(certificate: X509Certificate, issuer: X509Certificate, now: Date): boolean {
-  return certificate.checkIssued(issuer) && certificate.verify(issuer.publicKey) && validAt(issuer, now);
-}
-
-/**
- * Whether the leaf chains, through the given intermediates, to a trust anchor, every link valid
- * now. An intermediate must be a CA (RFC 5280 §6.1.4 (k)): checkIssued looks at names and key
- * usage only, and without this any holder of a trusted end-entity certificate could issue
- * trusted certificates for any subject.
- */
-function chainsToAnchor(
-  leaf: X509Certificate,
-  intermediates: X509Certificate[],
-  anchors: X509Certificate[],
-  now: Date,
-): boolean {
-  const isAnchor = (c: X509Certificate) => anchors.some((a) => a.raw.equals(c.raw));
-  let current = leaf;
-  for (let depth = 0; depth < MAX_CHAIN; depth++) {
-    if (isAnchor(current)) return true;
-    let next: X509Certificate | undefined;
-    for (const candidate of [...anchors, ...intermediates.filter((c) => c.ca)]) {
-      if (issuedBy(current, candidate, now)) {
-        next = candidate;
-        break;
-      }
-    }
-    if (!next) return false;
-    if (isAnchor(next)) return true;
-    current = next;
-  }
-  return false;
 }
 
 /**

@@ -61,7 +61,13 @@ export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: n
   return db
     .selectFrom('credentials')
     .innerJoin('users', 'users.user_id', 'credentials.user_id')
-    .select(['credentials.credential_id', 'credentials.cid', 'users.user_id', 'users.did'])
+    .select([
+      'credentials.credential_id',
+      'credentials.cid',
+      'credentials.format',
+      'users.user_id',
+      'users.did',
+    ])
     .where('credentials.user_id', 'in', userIds)
     .orderBy('credentials.credential_pk', 'desc')
     .execute();

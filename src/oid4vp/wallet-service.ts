@@ -1,11 +1,11 @@
-import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
-import jsonld from 'jsonld';
+import type { JsonWebKey, X509Certificate } from 'node:crypto';
+import { calculateJwkThumbprint } from 'jose';
 import type { Kysely } from 'kysely';
-import type { Bbs2023Operations } from '../credentials/bbs-2023/operations.ts';
-import type { SecuredDocument } from '../credentials/bbs-2023/shared.ts';
 import { credentialContext } from '../credentials/credential-service.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
+import type { Audience, ParsedCredential } from '../formats/credential-format.ts';
+import type { FormatRegistry } from '../formats/registry.ts';
 import type { OutboundClient } from '../http/outbound.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { finishInteraction } from '../oidc/interaction-repository.ts';
@@ -29,8 +29,8 @@ import {
   type Selections,
 } from './dcql-matching.ts';
 import { Oid4vpError } from './oid4vp-errors.ts';
-import { buildVpToken } from './presentation.ts';
 import { DeliveryError, deliverResponse, type ResponseParameters } from './response-delivery.ts';
+import { chooseEncryption } from './response-encryption.ts';
 import {
   findAccountIdentifiers,
   findCredentialsOfAccounts,
@@ -42,10 +42,10 @@ export interface WalletDeps {
   db: Kysely<Database>;
   store: EncryptedStore;
   cipher: FieldCipher;
-  /** bbs-2023 disclosure, on the crypto threads. */
-  operations: Bbs2023Operations;
-  /** The JSON-LD document loader (bundled and registered contexts). */
-  jsonLd: JsonLdOptions;
+  /** The credential formats: matching input, consent descriptions and presentations. */
+  formats: FormatRegistry;
+  /** ISSUER_TRUST_ANCHORS, for the consent's issuer marking. */
+  issuerTrustAnchors: X509Certificate[];
   requests: AuthorizationRequestDeps;
   outbound: OutboundClient;
   interactions: InteractionDeps;
@@ -60,7 +60,8 @@ const NONCE_MEMORY_SECONDS = 24 * 3600;
 export type AuthorizeOutcome =
   | { kind: 'interaction'; interactionId: string }
   | { kind: 'redirect'; url: string }
-  | { kind: 'error_page'; title: string; message: string };
+  /** `error` is the OAuth / OpenID4VP error code (§8.5), shown beside the sentence for the verifier's developers. */
+  | { kind: 'error_page'; error: string; title: string; message: string };
 
 const errorParameters = (error: Oid4vpError): ResponseParameters => ({
   error: error.code,
@@ -78,6 +79,7 @@ async function answerWithError(
     if (delivery.redirectTo) return { kind: 'redirect', url: delivery.redirectTo };
     return {
       kind: 'error_page',
+      error: error.code,
       title: 'The request was refused',
       message: `The verifier was told why: ${error.message}.`,
     };
@@ -85,6 +87,7 @@ async function answerWithError(
     if (!(failure instanceof DeliveryError)) throw failure;
     return {
       kind: 'error_page',
+      error: error.code,
       title: 'The request was refused',
       message: `${error.message}; and ${failure.message}.`,
     };
@@ -120,6 +123,7 @@ export async function startPresentation(
       return answerWithError(deps, { ...outcome.returnTo, metadata: null }, outcome.error);
     return {
       kind: 'error_page',
+      error: outcome.error.code,
       title: 'This request cannot be answered',
       message: `${outcome.error.message}.`,
     };
@@ -153,55 +157,52 @@ export async function startPresentation(
 interface HeldByAccount extends HeldCredential {
   userId: number;
   did: string;
+  stored: unknown;
+  /** Bound to the account's hosted key (SD-JWT cnf, mdoc deviceKey): its presentations prove possession. */
+  keyBound: boolean;
 }
 
-/** The credential's types as IRIs (§B.1.1 `type_values` are compared after JSON-LD expansion). */
-async function expandedTypes(document: Record<string, unknown>, deps: WalletDeps): Promise<string[]> {
-  try {
-    const [node] = (await jsonld.expand(
-      { '@context': document['@context'], type: document['type'] },
-      { documentLoader: deps.jsonLd.documentLoader },
-    )) as Array<{ '@type'?: string[] }>;
-    return node?.['@type'] ?? [];
-  } catch {
-    return [];
-  }
-}
-
-/** Whether a credential is within its validity period (VC Data Model 2.0 §4.9) at `now`. */
-function validNow(document: Record<string, unknown>, now: Date): boolean {
-  const from = document['validFrom'];
-  const until = document['validUntil'];
-  if (typeof from === 'string' && from !== '' && new Date(from) > now) return false;
-  return !(typeof until === 'string' && until !== '' && new Date(until) <= now);
+/** Whether a credential is within its validity period at `now`. */
+function validNow(parsed: ParsedCredential, now: Date): boolean {
+  const { validFrom, validUntil } = parsed.summary;
+  if (validFrom !== null && new Date(validFrom) > now) return false;
+  return !(validUntil !== null && new Date(validUntil) <= now);
 }
 
 /**
- * Every credential of every account of the proven identity that is valid now: one that expired
- * after it was stored (storing refuses expired ones) would only be refused by the verifier, and
- * as the newest it would be the default choice.
+ * Every credential of every account of the proven identity that still passes the store's policy
+ * and is valid now: one that expired after it was stored would only be refused by the verifier,
+ * and as the newest it would be the default choice.
  */
 async function heldCredentials(deps: WalletDeps, accountIds: number[]): Promise<HeldByAccount[]> {
   const rows = await findCredentialsOfAccounts(deps.db, accountIds);
-  const now = deps.requests.now();
+  const context = { now: deps.requests.now(), issuerTrustAnchors: deps.issuerTrustAnchors };
   const held = await Promise.all(
-    rows.map(async (row) => {
-      const document = (await deps.store.getEncrypted(row.cid, credentialContext(row.did))) as Record<
-        string,
-        unknown
-      >;
-      const subject = (document['credentialSubject'] as { id?: unknown } | undefined)?.id;
+    rows.map(async (row): Promise<HeldByAccount | undefined> => {
+      const stored = await deps.store.getEncrypted(row.cid, credentialContext(row.did));
+      const format = deps.formats.get(row.format);
+      let parsed: ParsedCredential;
+      try {
+        parsed = format.parse(stored, context);
+      } catch {
+        return undefined;
+      }
+      if (!validNow(parsed, context.now)) return undefined;
+      const keyBound = parsed.holder.kind === 'key';
       return {
         id: row.credential_id,
-        document,
-        expandedTypes: await expandedTypes(document, deps),
-        holderBinding: subject === row.did,
+        format: format.id,
+        summary: parsed.summary,
+        dcql: await format.dcqlInput(stored, parsed.summary),
+        holderBinding: keyBound || (parsed.holder.kind === 'did' && parsed.holder.did === row.did),
+        keyBound,
+        stored,
         userId: row.user_id,
         did: row.did,
       };
     }),
   );
-  return held.filter((credential) => validNow(credential.document, now));
+  return held.filter((credential) => credential !== undefined);
 }
 
 interface ConsentInteraction {
@@ -235,17 +236,20 @@ async function consentState(deps: WalletDeps, id: string): Promise<ConsentState>
     deps,
     accounts.map((a) => a.user_id),
   );
-  return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held) };
+  const formats = consent.request.metadata.vp_formats_supported as Record<string, unknown> | undefined;
+  const accepts = (credential: HeldCredential, holderBinding: boolean) =>
+    deps.formats
+      .get(credential.format)
+      .verifierCanVerify(
+        (credential as HeldByAccount).stored,
+        formats === undefined ? {} : (formats[credential.format] as Record<string, unknown> | undefined),
+        holderBinding,
+      );
+  return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held, accepts) };
 }
 
-const compactTypes = (document: Record<string, unknown>) =>
-  (Array.isArray(document['type']) ? document['type'] : [document['type']]).filter(
-    (t) => t !== 'VerifiableCredential',
-  );
-const issuerOf = (document: Record<string, unknown>) => {
-  const issuer = document['issuer'];
-  return typeof issuer === 'string' ? issuer : String((issuer as { id?: unknown } | undefined)?.id ?? '');
-};
+const compactTypes = (type: string | string[]) =>
+  (Array.isArray(type) ? type : [type]).filter((t) => t !== 'VerifiableCredential');
 
 /** What the consent page and headless clients show: who asks, for which claims, from which credentials. */
 export async function describeConsent(deps: WalletDeps, id: string) {
@@ -275,13 +279,28 @@ export async function describeConsent(deps: WalletDeps, id: string) {
         claims: ((dcql.claims ?? []) as Array<{ path: unknown[] }>).map((claim) => claim.path),
         candidates: loggedIn
           ? query.candidates.map((candidate) => {
-              const document = held[candidate.credentialIndex]!.document;
+              const { summary, format } = held[candidate.credentialIndex]!;
+              const certificate = summary.issuerCertificate;
               return {
                 credential_id: candidate.credentialId,
-                issuer: issuerOf(document),
-                types: compactTypes(document),
-                valid_until: (document['validUntil'] as string | undefined) || null,
-                claims: candidate.claims.map((claim) => ({ path: claim.path, values: claim.values })),
+                format,
+                issuer: summary.issuer,
+                issuer_certificate: certificate && {
+                  subject: certificate.subject,
+                  issuer: certificate.issuer,
+                  fingerprint: certificate.fingerprint,
+                  not_after: certificate.notAfter,
+                  trusted: certificate.trusted,
+                },
+                types: compactTypes(summary.type),
+                valid_until: summary.validUntil,
+                discloses_everything: deps.formats.get(format).disclosesEverything,
+                claims: candidate.claims.map((claim) => ({
+                  path: claim.path,
+                  values: claim.values,
+                  // mdoc elements only (B.2.4): the verifier says it will keep this one.
+                  ...(claim.intentToRetain ? { intent_to_retain: true } : {}),
+                })),
               };
             })
           : [],
@@ -308,15 +327,33 @@ async function holderKeys(deps: WalletDeps, userIds: number[]) {
         did: row.did,
         privateJwk: JSON.parse(
           deps.cipher.decrypt(row.holder_key_sealed, holderKeyContext(row.did)),
-        ) as Record<string, unknown>,
+        ) as JsonWebKey,
       },
     ]),
   );
 }
 
 /**
- * On approval: a bbs-2023 disclosure of exactly the requested claims of each chosen credential,
- * in a presentation the holder key signs for this verifier and nonce (§B.1.3.2.5).
+ * What binds the presentations to this request (§14.1.2, B.2.6.1): the client_id with its prefix,
+ * the nonce, the response or redirect URI, and the thumbprint of the key the response is
+ * encrypted to (the same key deliverResponse chooses).
+ */
+async function audienceOf(request: PresentationRequest): Promise<Audience> {
+  const encryption =
+    request.responseMode === 'direct_post.jwt' ? await chooseEncryption(request.metadata) : undefined;
+  return {
+    clientId: request.verifier.clientId,
+    nonce: request.nonce,
+    responseUri: request.target,
+    encryptionJwkThumbprint: encryption
+      ? Buffer.from(await calculateJwkThumbprint(encryption.jwk, 'sha256'), 'base64url')
+      : null,
+  };
+}
+
+/**
+ * On approval: for each chosen credential a presentation of exactly the requested claims in its
+ * format (Appendix B), bound to this verifier and nonce; the vp_token keyed by DCQL query id.
  */
 async function approvedVpToken(
   deps: WalletDeps,
@@ -341,19 +378,31 @@ async function approvedVpToken(
       c.candidates.map((candidate) => state.held[candidate.credentialIndex]!.userId),
     ),
   );
+  const audience = await audienceOf(state.request);
   const items = choice.chosen.flatMap(({ queryId, holderBinding, candidates }) =>
-    candidates.map((candidate) => {
-      const held = state.held[candidate.credentialIndex]!;
-      return {
-        queryId,
-        credential: held.document as SecuredDocument,
-        claimPointers: candidate.claims.flatMap((claim) => claim.pointers),
-        holder: holderBinding ? keys.get(held.userId)! : null,
-      };
-    }),
+    candidates.map((candidate) => ({
+      queryId,
+      holderBinding,
+      held: state.held[candidate.credentialIndex]!,
+      candidate,
+    })),
   );
-  const { request } = state;
-  return buildVpToken(items, { nonce: request.nonce, clientId: request.verifier.clientId }, deps);
+  const presentations = await Promise.all(
+    items.map(({ holderBinding, held, candidate }) =>
+      deps.formats.get(held.format).present({
+        stored: held.stored,
+        disclosed: candidate.claims.flatMap((claim) => claim.pointers),
+        holder: holderBinding || held.keyBound ? keys.get(held.userId)! : null,
+        audience,
+      }),
+    ),
+  );
+  const vpToken: Record<string, unknown[]> = {};
+  items.forEach((item, i) => {
+    vpToken[item.queryId] ??= [];
+    vpToken[item.queryId]!.push(presentations[i]);
+  });
+  return vpToken;
 }
 
 /**

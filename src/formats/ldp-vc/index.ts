@@ -1,0 +1,109 @@
+import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
+import jsonld from 'jsonld';
+import type { Bbs2023Operations } from '../../credentials/bbs-2023/operations.ts';
+import type { SecuredDocument } from '../../credentials/bbs-2023/shared.ts';
+import { checkCredential } from '../../credentials/credential-rules.ts';
+import {
+  type CredentialFormat,
+  type CredentialSummary,
+  type DcqlInput,
+  rejected,
+} from '../credential-format.ts';
+import { discloseForVerifier, signPresentation } from './presentation.ts';
+
+type Document = Record<string, unknown>;
+
+const issuerOf = (document: Document) => {
+  const issuer = document['issuer'];
+  return typeof issuer === 'string' ? issuer : String((issuer as { id?: unknown } | undefined)?.id ?? '');
+};
+const dateOrNull = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+
+/** What claims paths select from: the credential without its proof, which is no claim. */
+function claimsOf(document: Document): Document {
+  const { proof: _proof, ...claims } = document;
+  return claims;
+}
+
+function summaryOf(document: Document): CredentialSummary {
+  return {
+    format: 'ldp_vc',
+    id: document['id'] as string,
+    issuer: issuerOf(document),
+    type: document['type'] as string[],
+    validFrom: dateOrNull(document['validFrom']),
+    validUntil: dateOrNull(document['validUntil']),
+    claims: claimsOf(document),
+    issuerCertificate: null,
+  };
+}
+
+/** The credential's types as IRIs (§B.1.1 `type_values` are compared after JSON-LD expansion). */
+async function expandedTypes(document: Document, jsonLd: JsonLdOptions): Promise<string[]> {
+  try {
+    const [node] = (await jsonld.expand(
+      { '@context': document['@context'], type: document['type'] },
+      { documentLoader: jsonLd.documentLoader },
+    )) as Array<{ '@type'?: string[] }>;
+    return node?.['@type'] ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether a verifier's `vp_formats_supported.ldp_vc` takes a bbs-2023 credential, and, when the
+ * presentation is signed by the holder, an eddsa-rdfc-2022 presentation (§B.1.3.2.3).
+ */
+export function acceptsDataIntegrity(parameters: Record<string, unknown>, holderBinding: boolean): boolean {
+  const proofTypes = parameters['proof_type_values'];
+  if (Array.isArray(proofTypes) && !proofTypes.includes('DataIntegrityProof')) return false;
+  const suites = parameters['cryptosuite_values'];
+  if (!Array.isArray(suites)) return true;
+  return suites.includes('bbs-2023') && (!holderBinding || suites.includes('eddsa-rdfc-2022'));
+}
+
+/**
+ * W3C VC Data Model 2.0 credentials secured with bbs-2023 (`ldp_vc`): stored as the JSON object,
+ * presented as a bbs-2023 derived credential in a VP signed by the holder key.
+ */
+export function createLdpVcFormat(deps: {
+  operations: Bbs2023Operations;
+  jsonLd: JsonLdOptions;
+}): CredentialFormat {
+  return {
+    id: 'ldp_vc',
+    disclosesEverything: false,
+    recognises: (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
+    parse(value, context) {
+      const checked = checkCredential(value as Document, context.now);
+      return {
+        summary: summaryOf(value as Document),
+        holder: { kind: 'did', did: checked.subject },
+        stored: value,
+        async verify() {
+          const result = await deps.operations.verifyBaseProof(checked.document, checked.issuerKey.publicKey);
+          if (!result.ok) throw rejected(result.reason);
+        },
+      };
+    },
+    summarize: (stored) => summaryOf(stored as Document),
+    listEntry: (stored) => ({
+      ...(stored as Document),
+      credentialStatus: (stored as Document)['credentialStatus'] ?? null,
+    }),
+    async dcqlInput(stored, summary): Promise<DcqlInput> {
+      return {
+        credential_format: 'ldp_vc',
+        type: await expandedTypes(stored as Document, deps.jsonLd),
+        claims: summary.claims,
+      };
+    },
+    verifierCanVerify: (_stored, parameters, holderBinding) =>
+      parameters !== undefined && acceptsDataIntegrity(parameters, holderBinding),
+    async present({ stored, disclosed, holder, audience }) {
+      const derived = await discloseForVerifier(stored as SecuredDocument, disclosed, deps.operations);
+      return holder ? signPresentation(derived, holder, audience, deps.jsonLd) : derived;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { X509Certificate } from 'node:crypto';
+
+/** The longest chain Coffer follows: deeper ones are refused rather than walked. */
+export const MAX_CHAIN = 10;
+
+/** Whether the certificate is within its validity period at `now`. */
+export const validAt = (certificate: X509Certificate, now: Date) =>
+  new Date(certificate.validFrom) <= now && now <= new Date(certificate.validTo);
+
+function issuedBy(certificate: X509Certificate, issuer: X509Certificate, now: Date): boolean {
+  return certificate.checkIssued(issuer) && certificate.verify(issuer.publicKey) && validAt(issuer, now);
+}
+
+/**
+ * Whether the leaf chains, through the given intermediates, to a trust anchor, every link valid
+ * now. An intermediate must be a CA (RFC 5280 §6.1.4 (k)): checkIssued looks at names and key
+ * usage only, and without this any holder of a trusted end-entity certificate could issue
+ * trusted certificates for any subject.
+ */
+export function chainsToAnchor(
+  leaf: X509Certificate,
+  intermediates: X509Certificate[],
+  anchors: X509Certificate[],
+  now: Date,
+): boolean {
+  const isAnchor = (c: X509Certificate) => anchors.some((a) => a.raw.equals(c.raw));
+  let current = leaf;
+  for (let depth = 0; depth < MAX_CHAIN; depth++) {
+    if (isAnchor(current)) return true;
+    let next: X509Certificate | undefined;
+    for (const candidate of [...anchors, ...intermediates.filter((c) => c.ca)]) {
+      if (issuedBy(current, candidate, now)) {
+        next = candidate;
+        break;
+      }
+    }
+    if (!next) return false;
+    if (isAnchor(next)) return true;
+    current = next;
+  }
+  return false;
+}
