@@ -4,6 +4,10 @@ import { sessionOfCookie } from '../oidc/session-cookie.ts';
 import { AuthorizeQuery } from './oid4vp-schemas.ts';
 import { startPresentation, type WalletDeps } from './wallet-service.ts';
 
+/** Whether the client asked for JSON rather than HTML (Accept: application/json, no text/html). */
+const prefersJson = (accept: string | undefined) =>
+  accept?.includes('application/json') === true && !accept.includes('text/html');
+
 /** Endpoint 1 of the contract: the hosted wallet's OpenID4VP authorization endpoint. */
 export const oid4vpRoutes: FastifyPluginAsyncTypebox<WalletDeps> = async (app, deps) => {
   app.get(
@@ -26,8 +30,17 @@ export const oid4vpRoutes: FastifyPluginAsyncTypebox<WalletDeps> = async (app, d
       const outcome = await startPresentation(deps, request.query as Record<string, unknown>, session);
       if (outcome.kind === 'interaction') return reply.redirect(`/interaction/${outcome.interactionId}`, 303);
       if (outcome.kind === 'redirect') return reply.redirect(outcome.url, 303);
+      // A verifier's developer testing by script gets the OAuth error as JSON; a person gets a page.
+      if (prefersJson(request.headers.accept)) {
+        return reply.code(400).send({ error: outcome.error, error_description: outcome.message });
+      }
       const cspNonce = startPage(reply.code(400));
-      return renderErrorPage({ title: outcome.title, message: outcome.message, cspNonce });
+      return renderErrorPage({
+        title: outcome.title,
+        message: outcome.message,
+        code: outcome.error,
+        cspNonce,
+      });
     },
   );
 };

@@ -420,11 +420,15 @@ ${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escape
 export function renderErrorPage(input: {
   title: string;
   message: string;
+  /** The OAuth error code, for the developers of the app or verifier. */
+  code?: string | undefined;
   cspNonce?: string | undefined;
 }): string {
+  const code = input.code ? `<p>Error code: <code>${escapeHtml(input.code)}</code></p>` : '';
   const body = `<main>
 <h1>${escapeHtml(input.title)}</h1>
 <p role="alert">${escapeHtml(input.message)}</p>
+${code}
 <p>Go back to the app you came from and try again. If this keeps happening, tell the app's support team.</p>
 </main>`;
   return page({ title: input.title, cspNonce: input.cspNonce, body });

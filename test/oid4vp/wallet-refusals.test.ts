@@ -88,6 +88,24 @@ for (const kind of DATABASE_KINDS) {
       errorPage(await authorize(world.server, query.toString()), signed, /algorithm none is not accepted/);
     });
 
+    test('the error page names the OAuth error code; asked for JSON, the same refusal is the error JSON', async () => {
+      const transaction = await verifier.createRequest({ by: 'parameters' });
+      const page = await authorize(world.server, transaction.query);
+      errorPage(page, transaction, /signed request object/);
+      assert.match(page.text, /Error code: <code>invalid_request<\/code>/);
+
+      const response = await fetch(`${world.server.url}/v1/oid4vp/authorize?${transaction.query}`, {
+        redirect: 'manual',
+        headers: { accept: 'application/json' },
+      });
+      assert.equal(response.status, 400);
+      assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+      const body = (await response.json()) as { error: string; error_description: string };
+      assert.equal(body.error, 'invalid_request');
+      assert.match(body.error_description, /signed request object/);
+      assert.equal(transaction.received.length, 0);
+    });
+
     test('a nonce is accepted once per verifier: the second request with it is refused to the verifier', async () => {
       const first = await verifier.createRequest({ by: 'value' });
       await startConsent(world.server, first.query);
