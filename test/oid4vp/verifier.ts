@@ -97,6 +97,8 @@ export interface RequestOptions {
   encryptionKey?: EncryptionKey;
   responseMode?: 'direct_post' | 'direct_post.jwt';
   dcql?: object;
+  /** client_metadata.vp_formats_supported (ldp_vc only by default). */
+  formats?: Record<string, unknown>;
   nonce?: string;
   /** Parameters added to (or replacing) the request, e.g. redirect_uri or transaction_data. */
   parameters?: Record<string, unknown>;
@@ -234,7 +236,7 @@ export async function startVerifier(): Promise<Verifier> {
       state: base.state,
       dcql_query: options.dcql ?? defaultDcql(),
       client_metadata: {
-        vp_formats_supported: LDP_VC_FORMATS,
+        vp_formats_supported: options.formats ?? LDP_VC_FORMATS,
         ...(key ? { jwks: { keys: [key.publicJwk] }, encrypted_response_enc_values_supported: [ENC] } : {}),
       },
       ...options.parameters,
