@@ -131,3 +131,9 @@ export interface CredentialFormat {
   /** The vp_token entry for this credential (Appendix B): a string or a JSON object. */
   present(input: PresentationInput): Promise<string | Record<string, unknown>>;
 }
+
+/** The list element of a compact format (DESIGN.md, List): its summary and the stored value. */
+export function compactListEntry(stored: unknown, summary: CredentialSummary) {
+  const { format, id, issuer, type, validFrom, validUntil, claims } = summary;
+  return { format, id, issuer, type, validFrom, validUntil, claims, credential: stored };
+}
