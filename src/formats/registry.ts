@@ -2,7 +2,7 @@ import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import type { Bbs2023Operations } from '../credentials/bbs-2023/operations.ts';
 import { CofferError } from '../errors.ts';
 import type { CredentialFormat, FormatId } from './credential-format.ts';
-import { jwtVcJsonFormat } from './jwt-vc-json/index.ts';
+import { createJwtVcJsonFormat } from './jwt-vc-json/index.ts';
 import { createLdpVcFormat } from './ldp-vc/index.ts';
 import { msoMdocFormat } from './mso-mdoc/index.ts';
 import { sdJwtVcFormat } from './sd-jwt-vc/index.ts';
@@ -21,7 +21,7 @@ export function createFormatRegistry(deps: {
   operations: Bbs2023Operations;
   jsonLd: JsonLdOptions;
 }): FormatRegistry {
-  const all = [createLdpVcFormat(deps), sdJwtVcFormat, msoMdocFormat, jwtVcJsonFormat];
+  const all = [createLdpVcFormat(deps), sdJwtVcFormat, msoMdocFormat, createJwtVcJsonFormat(deps.jsonLd)];
   const byId = new Map<string, CredentialFormat>(all.map((format) => [format.id, format]));
   return {
     all,

@@ -1,5 +1,4 @@
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
-import jsonld from 'jsonld';
 import type { Bbs2023Operations } from '../../credentials/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../../credentials/bbs-2023/shared.ts';
 import { checkCredential } from '../../credentials/credential-rules.ts';
@@ -9,6 +8,7 @@ import {
   type DcqlInput,
   rejected,
 } from '../credential-format.ts';
+import { expandedTypes } from '../w3c-types.ts';
 import { discloseForVerifier, signPresentation } from './presentation.ts';
 
 type Document = Record<string, unknown>;
@@ -36,19 +36,6 @@ function summaryOf(document: Document): CredentialSummary {
     claims: claimsOf(document),
     issuerCertificate: null,
   };
-}
-
-/** The credential's types as IRIs (§B.1.1 `type_values` are compared after JSON-LD expansion). */
-async function expandedTypes(document: Document, jsonLd: JsonLdOptions): Promise<string[]> {
-  try {
-    const [node] = (await jsonld.expand(
-      { '@context': document['@context'], type: document['type'] },
-      { documentLoader: jsonLd.documentLoader },
-    )) as Array<{ '@type'?: string[] }>;
-    return node?.['@type'] ?? [];
-  } catch {
-    return [];
-  }
 }
 
 /**

@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { base64url, IssuerSigned } from '@owf/mdoc';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { holderJwkOf } from '../helpers/issuers/holder.ts';
+import { type IssuerIdentity, makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
+import { createJwtVcIssuer, type JwtVcIssuer } from '../helpers/issuers/jwt-vc-issuer.ts';
+import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../helpers/issuers/mdoc-issuer.ts';
+import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { registerRelyingParty } from '../oidc/flow-helpers.ts';
+import { type LoggedInUser, logInUser } from './helpers.ts';
+
+const STORE = '/v1/vc/issuer/store';
+const LIST = '/v1/openidc/credentials';
+const PROOF = '/v1/openidc/credentials/proof';
+
+/** Replaces the value inside one disclosure (re-encoded), keeping its salt and name. */
+function alterDisclosure(sdJwt: string, name: string, value: unknown): string {
+  const [jwt, ...disclosures] = sdJwt.split('~');
+  const altered = disclosures.map((d) => {
+    if (!d) return d;
+    const decoded = JSON.parse(Buffer.from(d, 'base64url').toString());
+    if (decoded[1] !== name) return d;
+    return Buffer.from(JSON.stringify([decoded[0], name, value])).toString('base64url');
+  });
+  return [jwt, ...altered].join('~');
+}
+
+/** Changes one element value of an IssuerSigned and re-encodes it: the MSO digest no longer matches. */
+function alterMdocElement(value: string, element: string, newValue: unknown): string {
+  const issuerSigned = IssuerSigned.decode(base64url.decode(value));
+  const items = issuerSigned.issuerNamespaces!.issuerNamespaces.get(MDL_NAMESPACE)!;
+  const item = items.find((i) => i.elementIdentifier === element)!;
+  (item as unknown as { structure: Map<string, unknown> }).structure.set('elementValue', newValue);
+  return base64url.encode(issuerSigned.encode());
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`credential formats: store and list dc+sd-jwt, mso_mdoc, jwt_vc_json, on ${kind}`, () => {
+    let server: TestServer;
+    let issuerToken: string;
+    let identity: IssuerIdentity;
+    let jwtIssuer: JwtVcIssuer;
+    let ada: LoggedInUser;
+    let grace: LoggedInUser;
+
+    before(async () => {
+      server = await startTestServer(kind);
+      const rp = await registerRelyingParty(server);
+      issuerToken = (await server.createMaster('Issuer')).token;
+      identity = await makeIssuerIdentity();
+      jwtIssuer = await createJwtVcIssuer();
+      ada = await logInUser(server, rp, privateKeyToAccount(generatePrivateKey()));
+      grace = await logInUser(server, rp, privateKeyToAccount(generatePrivateKey()));
+    });
+    after(() => server?.close());
+
+    const store = (vc: unknown, format?: string) =>
+      server.request('POST', STORE, {
+        headers: { 'x-api-token': issuerToken },
+        body: format === undefined ? { vc } : { vc, format },
+      });
+    const refused = async (vc: unknown, pattern: RegExp, format?: string) => {
+      const answer = await store(vc, format);
+      assert.equal(answer.status, 422, answer.text);
+      assert.equal(answer.body.error, 'invalid_credential');
+      assert.match(answer.body.error_description, pattern);
+    };
+
+    test('each format is stored for the user its holder key or subject names, listed newest first', async () => {
+      const sdJwt = await issueSdJwtVc(identity, { holderJwk: holderJwkOf(ada.did) });
+      const mdoc = await issueMdoc(identity, { deviceJwk: holderJwkOf(ada.did) });
+      const jwtVc = await jwtIssuer.issue({ subject: ada.did });
+
+      const first = await store(sdJwt, 'dc+sd-jwt');
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.body.data.format, 'dc+sd-jwt');
+      assert.equal(first.body.data.vc, sdJwt);
+      assert.match(first.body.data.cid, /^bafy/);
+      const again = await store(sdJwt);
+      assert.equal(again.status, 200, 'the same credential again, recognised without format');
+      assert.equal(again.body.data.cid, first.body.data.cid);
+
+      const second = await store(mdoc);
+      assert.equal(second.status, 201, second.text);
+      assert.equal(second.body.data.format, 'mso_mdoc');
+      const third = await store(jwtVc);
+      assert.equal(third.status, 201, third.text);
+      assert.equal(third.body.data.format, 'jwt_vc_json');
+
+      const listed = await server.request('GET', LIST, { headers: ada.bearer });
+      assert.equal(listed.status, 200, listed.text);
+      const [vcJwt, md, sd] = listed.body.data;
+      assert.deepEqual(
+        listed.body.data.map((c: { format: string }) => c.format),
+        ['jwt_vc_json', 'mso_mdoc', 'dc+sd-jwt'],
+      );
+      assert.equal(sd.type, PID_VCT);
+      assert.equal(sd.issuer, 'https://issuer.example.com');
+      assert.equal(sd.claims.given_name, 'Ada');
+      assert.equal(sd.claims.address.locality, 'London', 'disclosures are decoded into the claims');
+      assert.equal(sd.credential, sdJwt);
+      assert.equal(md.type, MDL_DOCTYPE);
+      assert.deepEqual(md.claims[MDL_NAMESPACE].birth_date, '1815-12-10');
+      assert.match(md.issuer, /Document Signer/);
+      assert.equal(vcJwt.issuer, jwtIssuer.did);
+      assert.deepEqual(vcJwt.type, ['VerifiableCredential', 'UniversityDegreeCredential']);
+      assert.equal(vcJwt.claims.credentialSubject.id, ada.did);
+      for (const entry of listed.body.data) {
+        assert.deepEqual(Object.keys(entry).sort(), [
+          'claims',
+          'credential',
+          'format',
+          'id',
+          'issuer',
+          'type',
+          'validFrom',
+          'validUntil',
+        ]);
+      }
+
+      const others = await server.request('GET', LIST, { headers: grace.bearer });
+      assert.deepEqual(others.body.data, [], "nobody else's list shows them");
+
+      const proof = await server.request('POST', PROOF, {
+        headers: ada.bearer,
+        body: { vcIdFields: { [sd.id]: ['/given_name'] } },
+      });
+      assert.equal(proof.status, 400, proof.text);
+      assert.match(proof.body.error_description, /OpenID4VP/);
+    });
+
+    test('the same identifier with other content is 409', async () => {
+      const jti = `urn:uuid:${crypto.randomUUID()}`;
+      const one = await issueSdJwtVc(identity, { holderJwk: holderJwkOf(ada.did), jti });
+      const other = await issueSdJwtVc(identity, {
+        holderJwk: holderJwkOf(ada.did),
+        jti,
+        claims: { given_name: 'Augusta' },
+      });
+      assert.equal((await store(one)).status, 201);
+      const conflict = await store(other);
+      assert.equal(conflict.status, 409, conflict.text);
+    });
+
+    test('refusals: altered disclosure, unreferenced disclosure, broken signature, another holder, expired, altered mdoc element', async () => {
+      const holderJwk = holderJwkOf(ada.did);
+      const sdJwt = await issueSdJwtVc(identity, { holderJwk });
+      await refused(
+        alterDisclosure(sdJwt, 'given_name', 'Eve'),
+        /disclosure of given_name matches no digest/,
+      );
+      const smuggled = `${sdJwt}${Buffer.from(JSON.stringify(['c2FsdA', 'is_admin', true])).toString('base64url')}~`;
+      await refused(smuggled, /disclosure of is_admin matches no digest/);
+      const [header, payload, signature] = sdJwt.split('~')[0]!.split('.');
+      const forged = sdJwt.replace(
+        `${header}.${payload}.${signature}`,
+        `${header}.${payload}.${signature!.slice(0, -6)}AAAAAA`,
+      );
+      await refused(forged, /signature does not verify/);
+      const stranger = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
+      await refused(await issueSdJwtVc(identity, { holderJwk: stranger }), /not a user's hosted holder key/);
+      await refused(
+        await issueSdJwtVc(identity, { holderJwk, exp: Math.floor(Date.now() / 1000) - 3600 }),
+        /expired/,
+      );
+      await refused(`${sdJwt}eyJhbGciOiJFZERTQSJ9.e30.c2ln`, /key binding JWT/);
+
+      const mdoc = await issueMdoc(identity, { deviceJwk: holderJwk });
+      await refused(
+        alterMdocElement(mdoc, 'family_name', 'Byron'),
+        /element org\.iso\.18013\.5\.1\/family_name does not match/,
+      );
+      await refused(
+        await issueMdoc(identity, {
+          deviceJwk: holderJwk,
+          validFrom: new Date(Date.now() - 7200_000),
+          validUntil: new Date(Date.now() - 3600_000),
+        }),
+        /expired/,
+      );
+      await refused(await issueMdoc(identity, { deviceJwk: stranger }), /not a user's hosted holder key/);
+
+      await refused(
+        await jwtIssuer.issue({ subject: ada.did, exp: Math.floor(Date.now() / 1000) - 3600 }),
+        /expired/,
+      );
+      const jwtVc = await jwtIssuer.issue({ subject: ada.did });
+      await refused(`${jwtVc.slice(0, -6)}AAAAAA`, /signature does not verify/);
+      await refused(
+        await jwtIssuer.issue({ subject: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' }),
+        /not a user/,
+      );
+
+      const listed = await server.request('GET', LIST, { headers: ada.bearer });
+      assert.ok(
+        !JSON.stringify(listed.body).includes('Eve') && !JSON.stringify(listed.body).includes('Byron'),
+      );
+    });
+
+    test('a format that does not fit the value is 400; garbage is 400 or 422, never stored', async () => {
+      const sdJwt = await issueSdJwtVc(identity, { holderJwk: holderJwkOf(ada.did) });
+      for (const [vc, format] of [
+        [sdJwt, 'ldp_vc'],
+        [{ id: 'x' }, 'dc+sd-jwt'],
+      ] as const) {
+        const answer = await store(vc, format);
+        assert.equal(answer.status, 400, answer.text);
+        assert.equal(answer.body.error, 'invalid_request');
+      }
+      await refused(sdJwt, /mso_mdoc|base64url|CBOR/, 'mso_mdoc');
+      await refused(sdJwt, /compact JWS|vc object/, 'jwt_vc_json');
+      const unknown = await store('not a credential at all');
+      assert.equal(unknown.status, 400, unknown.text);
+      await refused(sdJwt.slice(0, 40), /compact SD-JWT|key binding/, 'dc+sd-jwt');
+      await refused('AAAA', /CBOR IssuerSigned/, 'mso_mdoc');
+    });
+  });
+}
