@@ -1,5 +1,6 @@
 /**
- * The hosted wallet's whole presentation round trip (issue 5): a verifier (the test suite's,
+ * The hosted wallet's whole presentation round trip (issues 5 and 14), per format (ldp_vc,
+ * dc+sd-jwt, mso_mdoc), each beside ldp_vc in the same run: a verifier (the test suite's,
  * built on @openid4vc/openid4vp) makes an x509_hash request by reference with direct_post.jwt;
  * the person's browser (with a session) opens the authorization endpoint, the wallet fetches and
  * checks the request object, the consent page is read, the person approves, the wallet derives,
@@ -17,13 +18,18 @@ import { createClient } from '../src/clients/client-admin.ts';
 import { registerContext } from '../src/credentials/contexts/context-admin.ts';
 import { logInWithWallet } from '../src/users/user-login.ts';
 import { BENCH_CONTEXT, BENCH_CONTEXT_URL, createBenchIssuer } from '../test/helpers/credential-factory.ts';
-import { startVerifier } from '../test/oid4vp/verifier.ts';
+import { holderJwkOf } from '../test/helpers/issuers/holder.ts';
+import { makeIssuerIdentity } from '../test/helpers/issuers/issuer-ca.ts';
+import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../test/helpers/issuers/mdoc-issuer.ts';
+import { issueSdJwtVc, PID_VCT } from '../test/helpers/issuers/sd-jwt-issuer.ts';
+import { LDP_VC_FORMATS, startVerifier } from '../test/oid4vp/verifier.ts';
 import { signSiwe } from '../test/oidc/flow-helpers.ts';
 import { createRelyingParty, withServerState } from './seed.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
 import { percentile } from './timing.ts';
 
 interface RoundTripResult {
+  format: string;
   connections: number;
   roundTrips: number;
   perSecond: number;
@@ -81,19 +87,62 @@ export async function runOid4vpBenchmark(options: {
       body: JSON.stringify({ vc }),
     });
     if (stored.status !== 201) throw new Error(`store failed: ${stored.status} ${await stored.text()}`);
+    // The same person holds an SD-JWT VC (10 claims) and an mDL from an X.509 issuer.
+    const identity = await makeIssuerIdentity('Bench Issuer');
+    const tenClaims = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`claim_${i}`, `value ${i}`]));
+    for (const compact of [
+      await issueSdJwtVc(identity, {
+        holderJwk: holderJwkOf(did),
+        claims: tenClaims,
+        disclosureFrame: { _sd: Object.keys(tenClaims) },
+      }),
+      await issueMdoc(identity, { deviceJwk: holderJwkOf(did) }),
+    ]) {
+      const answer = await fetch(`${server.url}/v1/vc/issuer/store`, {
+        method: 'POST',
+        headers: { 'x-api-token': issuerToken, 'content-type': 'application/json' },
+        body: JSON.stringify({ vc: compact }),
+      });
+      if (answer.status !== 201) throw new Error(`store failed: ${answer.status} ${await answer.text()}`);
+    }
 
-    const dcql = {
-      credentials: [
-        {
+    const kinds = [
+      {
+        format: 'ldp_vc',
+        formats: LDP_VC_FORMATS,
+        query: {
           id: 'person',
           format: 'ldp_vc',
           meta: { type_values: [['https://issuer.example/vocab#PersonCredential']] },
           claims: [{ path: ['credentialSubject', 'claim_0'] }, { path: ['credentialSubject', 'claim_1'] }],
         },
-      ],
-    };
-    async function roundTrip(): Promise<void> {
-      const transaction = await verifier.createRequest({ dcql });
+      },
+      {
+        format: 'dc+sd-jwt',
+        formats: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['EdDSA'] } },
+        query: {
+          id: 'pid',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: [PID_VCT] },
+          claims: [{ path: ['claim_0'] }, { path: ['claim_1'] }],
+        },
+      },
+      {
+        format: 'mso_mdoc',
+        formats: { mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-8] } },
+        query: {
+          id: 'mdl',
+          format: 'mso_mdoc',
+          meta: { doctype_value: MDL_DOCTYPE },
+          claims: [{ path: [MDL_NAMESPACE, 'given_name'] }, { path: [MDL_NAMESPACE, 'age_over_18'] }],
+        },
+      },
+    ];
+    async function roundTrip(kind: (typeof kinds)[number]): Promise<void> {
+      const transaction = await verifier.createRequest({
+        dcql: { credentials: [kind.query] },
+        formats: kind.formats,
+      });
       const authorize = await fetch(`${server.url}/v1/oid4vp/authorize?${transaction.query}`, {
         redirect: 'manual',
         headers: { cookie },
@@ -114,52 +163,61 @@ export async function runOid4vpBenchmark(options: {
       });
       const answer = (await decided.json()) as { redirect_to?: string };
       const received = transaction.received.at(-1);
-      if (decided.status !== 200 || !received?.vpToken || answer.redirect_to !== received.redirectUri) {
+      if (
+        decided.status !== 200 ||
+        !received?.vpToken?.[kind.query.id] ||
+        answer.redirect_to !== received.redirectUri
+      ) {
         throw new Error(`consent: ${decided.status} ${JSON.stringify(answer)}`);
       }
     }
 
-    for (let i = 0; i < 5; i++) await roundTrip();
     const results: RoundTripResult[] = [];
-    for (const connections of options.connections) {
-      const latencies: number[] = [];
-      let failures = 0;
-      const deadline = Date.now() + options.duration * 1000;
-      await Promise.all(
-        Array.from({ length: connections }, async () => {
-          while (Date.now() < deadline) {
-            const started = performance.now();
-            try {
-              await roundTrip();
-              latencies.push(performance.now() - started);
-            } catch (error) {
-              failures++;
-              if (failures <= 3)
-                console.error(`round trip failed: ${(error as Error).message.slice(0, 300)}`);
+    for (const kind of kinds) {
+      for (let i = 0; i < 5; i++) await roundTrip(kind);
+      for (const connections of options.connections) {
+        const latencies: number[] = [];
+        let failures = 0;
+        const deadline = Date.now() + options.duration * 1000;
+        await Promise.all(
+          Array.from({ length: connections }, async () => {
+            while (Date.now() < deadline) {
+              const started = performance.now();
+              try {
+                await roundTrip(kind);
+                latencies.push(performance.now() - started);
+              } catch (error) {
+                failures++;
+                if (failures <= 3)
+                  console.error(`round trip failed: ${(error as Error).message.slice(0, 300)}`);
+              }
             }
-          }
-        }),
-      );
-      latencies.sort((a, b) => a - b);
-      results.push({
-        connections,
-        roundTrips: latencies.length,
-        perSecond: latencies.length / options.duration,
-        p50: percentile(latencies, 0.5),
-        p99: percentile(latencies, 0.99),
-        failures,
-      });
-      console.error(`done: OpenID4VP round trip ${options.database} c=${connections}`);
+          }),
+        );
+        latencies.sort((a, b) => a - b);
+        results.push({
+          format: kind.format,
+          connections,
+          roundTrips: latencies.length,
+          perSecond: latencies.length / options.duration,
+          p50: percentile(latencies, 0.5),
+          p99: percentile(latencies, 0.99),
+          failures,
+        });
+        console.error(`done: OpenID4VP round trip ${kind.format} ${options.database} c=${connections}`);
+      }
     }
+    const ldp = (connections: number) =>
+      results.find((r) => r.format === 'ldp_vc' && r.connections === connections)!.perSecond;
     const rows = results.map(
       (r) =>
-        `| OpenID4VP round trip (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} |`,
+        `| OpenID4VP round trip ${r.format} (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${(r.perSecond / ldp(r.connections)).toFixed(2)}× | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} |`,
     );
     const peakRssMiB = await server.peakRssMiB();
     return {
       table: [
-        '| scenario | db | concurrent | round trips/s | p50 ms | p99 ms | round trips | failures |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- |',
+        '| scenario | db | concurrent | round trips/s | vs ldp_vc | p50 ms | p99 ms | round trips | failures |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
         ...rows,
       ].join('\n'),
       peakRssMiB,

@@ -6,6 +6,8 @@ import {
   credentialProof10,
   credentialProof50,
   credentialStore,
+  mdocStore,
+  sdJwtStore,
 } from './scenarios/credentials.ts';
 import { tokenExchangeForm, tokenExchangeJson, userinfo } from './scenarios/oidc.ts';
 import { subClientList } from './scenarios/subclients.ts';
@@ -26,6 +28,8 @@ const SCENARIOS: Record<string, Scenario> = {
   'token-form': tokenExchangeForm,
   userinfo,
   'vc-store': credentialStore,
+  'vc-store-sd-jwt': sdJwtStore,
+  'vc-store-mdoc': mdocStore,
   'vc-list': credentialList,
   'vc-proof-10': credentialProof10,
   'vc-proof-50': credentialProof50,

@@ -8,6 +8,11 @@ import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { createKeyRing } from '../../src/keys/signing-keys.ts';
 import { type LoggedInUser, logInUser, registerPersonContext } from '../credentials/helpers.ts';
 import { createStockIssuer, personCredential } from '../credentials/stock-issuer.ts';
+import { holderJwkOf } from '../helpers/issuers/holder.ts';
+import { makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
+import { createJwtVcIssuer } from '../helpers/issuers/jwt-vc-issuer.ts';
+import { issueMdoc } from '../helpers/issuers/mdoc-issuer.ts';
+import { issueSdJwtVc } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { leaksInternals, startTestServer, type TestServer } from '../helpers/server.ts';
 import { type RelyingParty, registerRelyingParty } from '../oidc/flow-helpers.ts';
 
@@ -390,6 +395,61 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           send({ method: 'POST', path: '/v1/vc/issuer/store', headers: api(), body: JSON.stringify(body) }),
       ),
       runs(1000),
+    );
+  });
+
+  test('credentials: compact formats in the store (dc+sd-jwt, mso_mdoc, jwt_vc_json)', async () => {
+    const identity = await makeIssuerIdentity();
+    const holderJwk = holderJwkOf(user.did);
+    const genuine = [
+      await issueSdJwtVc(identity, { holderJwk }),
+      await issueMdoc(identity, { deviceJwk: holderJwk }),
+      await (await createJwtVcIssuer()).issue({ subject: user.did }),
+    ];
+    const format = fc.option(
+      fc.oneof(fc.constantFrom('ldp_vc', 'dc+sd-jwt', 'mso_mdoc', 'jwt_vc_json'), nasty),
+      {
+        nil: undefined,
+      },
+    );
+    const compact = fc.oneof(
+      // Truncated, cut at every kind of place, and with bytes flipped.
+      fc.tuple(fc.constantFrom(...genuine), fc.nat()).map(([value, at]) => value.slice(0, at % value.length)),
+      fc
+        .tuple(fc.constantFrom(...genuine), fc.nat(), fc.constantFrom('A', '~', '.', '_', '-', '='))
+        .map(
+          ([value, at, c]) =>
+            `${value.slice(0, at % value.length)}${c}${value.slice((at % value.length) + 1)}`,
+        ),
+      // Disclosures: garbage, huge numbers of them, nested arrays.
+      fc
+        .tuple(fc.constantFrom(genuine[0]!), fc.array(nasty, { maxLength: 8 }))
+        .map(
+          ([value, extra]) =>
+            `${value}${extra.map((e) => Buffer.from(JSON.stringify(['s', 'k', e])).toString('base64url')).join('~')}~`,
+        ),
+      fc
+        .integer({ min: 1000, max: 5000 })
+        .map((n) => `${genuine[0]!.split('~')[0]}~${'WyJhIiwiYiIsMV0~'.repeat(n)}`),
+      fc
+        .jsonValue({ maxDepth: 3 })
+        .map(
+          (v) =>
+            `${Buffer.from(JSON.stringify({ typ: 'dc+sd-jwt', alg: 'ES256' })).toString('base64url')}.${Buffer.from(JSON.stringify(v)).toString('base64url')}.c2ln~`,
+        ),
+      fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes).toString('base64url')),
+      nasty,
+    );
+    await check(
+      fc.asyncProperty(compact, format, async (vc, f) =>
+        send({
+          method: 'POST',
+          path: '/v1/vc/issuer/store',
+          headers: api(),
+          body: JSON.stringify(f === undefined ? { vc } : { vc, format: f }),
+        }),
+      ),
+      runs(600),
     );
   });
 
