@@ -23,23 +23,37 @@ interface AjvIssue {
   params: Record<string, unknown>;
 }
 
+/**
+ * An error body never amplifies its request (DESIGN.md, Errors): at most 20 details, the first
+ * ones found, and no text longer than a short excerpt.
+ */
+const MAX_DETAILS = 20;
+const MAX_DETAIL_TEXT = 200;
+const MAX_DESCRIPTION = 1000;
+const excerpt = (text: string, max = MAX_DETAIL_TEXT) =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
+const boundedDetails = (details: ErrorDetail[]) =>
+  details.slice(0, MAX_DETAILS).map((d) => ({ path: excerpt(d.path), message: excerpt(d.message) }));
+
 function detailsOf(issues: AjvIssue[], context: string | undefined): ErrorDetail[] {
   const root = `/${PART_NAMES[context ?? 'body'] ?? context}`;
-  return issues.map((issue) => {
-    if (issue.keyword === 'required') {
-      return {
-        path: `${root}${issue.instancePath}/${issue.params['missingProperty']}`,
-        message: 'is required',
-      };
-    }
-    if (issue.keyword === 'additionalProperties') {
-      return {
-        path: `${root}${issue.instancePath}/${issue.params['additionalProperty']}`,
-        message: 'is not allowed',
-      };
-    }
-    return { path: `${root}${issue.instancePath}`, message: issue.message ?? 'is invalid' };
-  });
+  return boundedDetails(
+    issues.slice(0, MAX_DETAILS).map((issue) => {
+      if (issue.keyword === 'required') {
+        return {
+          path: `${root}${issue.instancePath}/${issue.params['missingProperty']}`,
+          message: 'is required',
+        };
+      }
+      if (issue.keyword === 'additionalProperties') {
+        return {
+          path: `${root}${issue.instancePath}/${issue.params['additionalProperty']}`,
+          message: 'is not allowed',
+        };
+      }
+      return { path: `${root}${issue.instancePath}`, message: issue.message ?? 'is invalid' };
+    }),
+  );
 }
 
 /** Fastify's own client errors, turned into the project's codes and plain sentences. */
@@ -68,8 +82,8 @@ const FASTIFY_ERRORS: Record<string, { code: ErrorCode; description: string }> =
 
 export function toErrorBody(error: unknown, requestId: string): { status: number; body: ErrorBody } {
   if (error instanceof CofferError) {
-    const body: ErrorBody = { error: error.code, error_description: error.message };
-    if (error.details) body.details = error.details;
+    const body: ErrorBody = { error: error.code, error_description: excerpt(error.message, MAX_DESCRIPTION) };
+    if (error.details) body.details = boundedDetails(error.details);
     if (error.status >= 500) body.request_id = requestId;
     return { status: error.status, body };
   }
@@ -81,7 +95,9 @@ export function toErrorBody(error: unknown, requestId: string): { status: number
       status: 400,
       body: {
         error: 'invalid_request',
-        error_description: first ? `${first.path} ${first.message}.` : 'The request is invalid.',
+        error_description: first
+          ? excerpt(`${first.path} ${first.message}.`, MAX_DESCRIPTION)
+          : 'The request is invalid.',
         details,
       },
     };
