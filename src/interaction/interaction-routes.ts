@@ -13,8 +13,8 @@ import {
   logInWithSiwe,
   sendEmailCode,
   verifyEmailCode,
-} from './interaction-service.ts';
-import { renderErrorPage, renderLoginPage, startPage } from './login-page.ts';
+} from '../oidc/interaction-service.ts';
+import { renderErrorPage, renderLoginPage, startPage } from '../oidc/login-page.ts';
 import {
   ConsentBody,
   EmailLoginBody,
@@ -22,8 +22,8 @@ import {
   InteractionParams,
   InteractionResult,
   WalletLoginBody,
-} from './oidc-schemas.ts';
-import { SESSION_COOKIE } from './session-cookie.ts';
+} from '../oidc/oidc-schemas.ts';
+import { SESSION_COOKIE } from '../oidc/session-cookie.ts';
 
 /**
  * Cross-site request forgery: the POSTs take JSON only (a cross-site form cannot send it

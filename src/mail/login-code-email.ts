@@ -1,8 +1,5 @@
-import { escapeHtml } from '../oidc/login-page.ts';
-import { ONE_TIME_CODE_TTL_MS } from '../oidc/one-time-code.ts';
+import { escapeHtml } from '../http/html.ts';
 import type { MailMessage } from './mailer.ts';
-
-const VALID_MINUTES = ONE_TIME_CODE_TTL_MS / 60_000;
 
 /**
  * The e-mail that carries a log-in code. Plain text first, with a simple HTML twin: no images,
@@ -15,7 +12,10 @@ export function loginCodeEmail(input: {
   /** The tenant's sender address, bare (login@shop.example); the tenant name becomes its display name. */
   from: string;
   to: string;
+  /** How long the code works, in minutes (oidc/one-time-code.ts decides). */
+  validMinutes: number;
 }): MailMessage {
+  const VALID_MINUTES = input.validMinutes;
   // A tenant name is one line of text; control characters have no place in a subject or name.
   const tenant = input.tenantName.replace(/[\p{Cc}\s]+/gu, ' ').trim();
   const text = [

@@ -352,7 +352,9 @@ export async function sendEmailCode(
   const host = new URL(deps.config.publicUrl).hostname;
   const from = client?.from_email_address ?? `no-reply@${host}`;
   const tenantName = row.kind === 'consent' ? `your wallet at ${host}` : client!.name;
-  await deps.mailer.send(loginCodeEmail({ code, tenantName, from, to: email }));
+  await deps.mailer.send(
+    loginCodeEmail({ code, tenantName, from, to: email, validMinutes: ONE_TIME_CODE_TTL_MS / 60_000 }),
+  );
   deps.logCodesAt?.debug({ interaction: id, code }, 'one-time code written to the outbox');
 }
 

@@ -1,25 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { escapeHtml } from '../http/html.ts';
 import type { SiweChallenge } from './siwe.ts';
+
+export { escapeHtml };
 
 /**
  * The server-rendered pages of the log-in interaction: plain HTML with one inline script, no
  * build step and no third-party assets. The page drives the same JSON endpoints that headless
  * clients use (/interaction/{id}/login/…), so there is one log-in protocol, not two.
  */
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Text for element content and quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
 
 /**
  * JSON that is safe inside a <script> element: "</script>" or "<!--" in a value cannot end the

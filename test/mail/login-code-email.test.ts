@@ -7,6 +7,7 @@ const input = {
   tenantName: 'Example Shop',
   from: 'login@shop.example',
   to: 'ada@example.org',
+  validMinutes: 10,
 };
 
 test('the message carries the code in text and HTML, says it is valid 10 minutes, and is sent as the tenant', () => {

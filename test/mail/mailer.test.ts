@@ -25,7 +25,7 @@ function recordingLog() {
 }
 
 const message = (code = '042137', tenantName = 'Example Shop') =>
-  loginCodeEmail({ code, tenantName, from: 'login@shop.example', to: 'ada@example.org' });
+  loginCodeEmail({ code, tenantName, from: 'login@shop.example', to: 'ada@example.org', validMinutes: 10 });
 
 /* A small reader of RFC 5322 / MIME messages, enough to check what the mailer produced. */
 
