@@ -134,6 +134,28 @@ function formatOfBody(deps: CredentialDeps, body: StoreCredentialBody): Credenti
   return format;
 }
 
+/**
+ * Runs a format's parsing or verification of an untrusted value: a failure that is not already a
+ * refusal (a library choking on a malformed structure) is one too, never a 500.
+ */
+async function readableAsync<T>(format: CredentialFormat, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof CofferError) throw error;
+    throw rejected(`it cannot be read as a ${format.id} credential`);
+  }
+}
+
+function readable<T>(format: CredentialFormat, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    if (error instanceof CofferError) throw error;
+    throw rejected(`it cannot be read as a ${format.id} credential`);
+  }
+}
+
 export interface StoredCredential {
   /** False when exactly this credential was stored before (its CID is returned again). */
   created: boolean;
@@ -147,7 +169,7 @@ export async function storeCredential(
   body: StoreCredentialBody,
 ): Promise<StoredCredential> {
   const format = formatOfBody(deps, body);
-  const parsed = format.parse(body.vc, parseContext(deps));
+  const parsed = readable(format, () => format.parse(body.vc, parseContext(deps)));
   const user = await holderOf(deps, caller, parsed.holder);
   const credentialId = parsed.summary.id;
   const hash = contentHash(deps, parsed.stored);
@@ -167,7 +189,7 @@ export async function storeCredential(
 
   const existing = await findCredential(deps.db, user.user_id, credentialId);
   if (existing) return same(existing);
-  await parsed.verify();
+  await readableAsync(format, () => parsed.verify());
 
   const cid = await deps.store.putEncrypted(parsed.stored, credentialContext(user.did));
   try {

@@ -91,6 +91,7 @@ export function certificateChain(
   let chain: X509Certificate[];
   try {
     chain = ders.map((der) => new X509Certificate(der));
+    void chain[0]!.publicKey;
   } catch {
     throw rejected('a certificate of its issuer cannot be read');
   }

@@ -35,8 +35,14 @@ const EDDSA = -8;
 /** CBOR values as JSON: full-date and tdate as ISO strings, byte strings as base64url, maps as objects. */
 function jsonOf(value: unknown): unknown {
   if (value instanceof DataItem) return jsonOf(value.data);
-  if (value instanceof DateOnly) return value.toISOString();
-  if (value instanceof Date) return value.toISOString();
+  if (value instanceof DateOnly) {
+    try {
+      return value.toISOString();
+    } catch {
+      return null; // an invalid full-date: nothing to show
+    }
+  }
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64url');
   if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), jsonOf(v)]));
   if (Array.isArray(value)) return value.map(jsonOf);
