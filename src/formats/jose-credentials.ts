@@ -81,6 +81,17 @@ export function certificateOf(
   };
 }
 
+const publicKeys = new WeakMap<X509Certificate, KeyObject>();
+/** The certificate's key, made once per parsed certificate. */
+export function publicKeyOf(certificate: X509Certificate): KeyObject {
+  let key = publicKeys.get(certificate);
+  if (!key) {
+    key = certificate.publicKey;
+    publicKeys.set(certificate, key);
+  }
+  return key;
+}
+
 /** The leaf of an `x5c` / `x5chain` (DER certificates, leaf first), valid now. */
 export function certificateChain(
   ders: Uint8Array[],
@@ -110,7 +121,7 @@ export function issuerKeyOf(decoded: DecodedJws, context: ParseContext): IssuerK
       x5c.map((c) => Buffer.from(c, 'base64')),
       context,
     );
-    return { key: leaf.publicKey, certificate: info };
+    return { key: publicKeyOf(leaf), certificate: info };
   }
   const iss = decoded.payload.iss;
   const didUrl =
