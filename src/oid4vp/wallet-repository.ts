@@ -55,9 +55,9 @@ export async function findHolderKeys(db: Kysely<Database>, userIds: number[]) {
     .execute();
 }
 
-/** Every credential of the given accounts, newest first. */
-export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: number[]) {
-  if (userIds.length === 0) return [];
+/** Every credential of the given accounts in the given formats, newest first. */
+export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: number[], formats: string[]) {
+  if (userIds.length === 0 || formats.length === 0) return [];
   return db
     .selectFrom('credentials')
     .innerJoin('users', 'users.user_id', 'credentials.user_id')
@@ -69,6 +69,7 @@ export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: n
       'users.did',
     ])
     .where('credentials.user_id', 'in', userIds)
+    .where('credentials.format', 'in', formats)
     .orderBy('credentials.credential_pk', 'desc')
     .execute();
 }

@@ -170,12 +170,17 @@ function validNow(parsed: ParsedCredential, now: Date): boolean {
 }
 
 /**
- * Every credential of every account of the proven identity that still passes the store's policy
- * and is valid now: one that expired after it was stored would only be refused by the verifier,
- * and as the newest it would be the default choice.
+ * Every credential of every account of the proven identity, in a format the request asks for,
+ * that still passes the store's policy and is valid now: one that expired after it was stored
+ * would only be refused by the verifier, and as the newest it would be the default choice.
+ * Credentials of other formats are not even decrypted.
  */
-async function heldCredentials(deps: WalletDeps, accountIds: number[]): Promise<HeldByAccount[]> {
-  const rows = await findCredentialsOfAccounts(deps.db, accountIds);
+async function heldCredentials(
+  deps: WalletDeps,
+  accountIds: number[],
+  formats: string[],
+): Promise<HeldByAccount[]> {
+  const rows = await findCredentialsOfAccounts(deps.db, accountIds, formats);
   const context = { now: deps.requests.now(), issuerTrustAnchors: deps.issuerTrustAnchors };
   const held = await Promise.all(
     rows.map(async (row): Promise<HeldByAccount | undefined> => {
@@ -235,6 +240,7 @@ async function consentState(deps: WalletDeps, id: string): Promise<ConsentState>
   const held = await heldCredentials(
     deps,
     accounts.map((a) => a.user_id),
+    [...new Set(consent.request.dcqlQuery.credentials.map((query) => query.format))],
   );
   const formats = consent.request.metadata.vp_formats_supported as Record<string, unknown> | undefined;
   const accepts = (credential: HeldCredential, holderBinding: boolean) =>

@@ -53,17 +53,62 @@ function jsonOf(value: unknown): unknown {
   return value;
 }
 
+/**
+ * Decoded IssuerSigned structures by their encoding: decoding (CBOR and the library's schema
+ * checks) is most of an mdoc's cost, and a consent reads the same credential for the page, the
+ * matching and the presentation. Bounded; the structures are never modified.
+ */
+const decodedMdocs = new Map<string, IssuerSigned>();
+const MAX_DECODED = 512;
+
 function decode(value: unknown): IssuerSigned {
   if (typeof value !== 'string' || !BASE64URL.test(value)) {
     throw rejected('an mso_mdoc credential is base64url (no padding) CBOR IssuerSigned');
   }
+  const known = decodedMdocs.get(value);
+  if (known) return known;
+  let issuerSigned: IssuerSigned;
   try {
-    const issuerSigned = IssuerSigned.decode(base64url.decode(value));
+    issuerSigned = IssuerSigned.decode(base64url.decode(value));
     void issuerSigned.issuerAuth.mobileSecurityObject.docType;
-    return issuerSigned;
   } catch {
     throw rejected('it is not a CBOR IssuerSigned structure with a Mobile Security Object');
   }
+  if (decodedMdocs.size >= MAX_DECODED) decodedMdocs.delete(decodedMdocs.keys().next().value!);
+  decodedMdocs.set(value, issuerSigned);
+  return issuerSigned;
+}
+
+const contents = new WeakMap<
+  IssuerSigned,
+  { id: string; claims: Record<string, Record<string, unknown>>; deviceJwk: JsonWebKey | null }
+>();
+
+/** The identifier (SHA-256 of issuerAuth) and decoded claims of a decoded mdoc, worked out once. */
+function contentOf(issuerSigned: IssuerSigned) {
+  let content = contents.get(issuerSigned);
+  if (!content) {
+    const claims: Record<string, Record<string, unknown>> = {};
+    for (const [namespace, items] of issuerSigned.issuerNamespaces?.issuerNamespaces ?? new Map()) {
+      claims[namespace] = Object.fromEntries(
+        items.map((item) => [item.elementIdentifier, jsonOf(item.elementValue)]),
+      );
+    }
+    const id = createHash('sha256').update(issuerSigned.issuerAuth.encode()).digest('base64url');
+    let deviceJwk: JsonWebKey | null = null;
+    try {
+      const { x, y, crv, kty } = issuerSigned.issuerAuth.mobileSecurityObject.deviceKeyInfo.deviceKey
+        .jwk as JsonWebKey;
+      deviceJwk = Object.fromEntries(
+        Object.entries({ kty, crv, x, y }).filter(([, v]) => v !== undefined),
+      ) as JsonWebKey;
+    } catch {
+      // No usable device key: parse refuses the credential.
+    }
+    content = { id, claims, deviceJwk };
+    contents.set(issuerSigned, content);
+  }
+  return content;
 }
 
 const algorithmOf = (issuerSigned: IssuerSigned) =>
@@ -83,15 +128,10 @@ function read(value: unknown, context: ParseContext) {
   const chain = issuerAuth.certificateChain;
   if (!chain?.length) throw rejected('its issuerAuth carries no x5chain certificate');
   const certificate = certificateChain(chain, context);
-  const claims: Record<string, Record<string, unknown>> = {};
-  for (const [namespace, items] of issuerSigned.issuerNamespaces?.issuerNamespaces ?? new Map()) {
-    claims[namespace] = Object.fromEntries(
-      items.map((item) => [item.elementIdentifier, jsonOf(item.elementValue)]),
-    );
-  }
+  const { id, claims } = contentOf(issuerSigned);
   const summary: CredentialSummary = {
     format: 'mso_mdoc',
-    id: createHash('sha256').update(issuerAuth.encode()).digest('base64url'),
+    id,
     issuer: certificate.info.subject,
     type: mso.docType,
     validFrom: mso.validityInfo.validFrom.toISOString(),
@@ -103,15 +143,9 @@ function read(value: unknown, context: ParseContext) {
 }
 
 function deviceJwkOf(issuerSigned: IssuerSigned): JsonWebKey {
-  try {
-    const { x, y, crv, kty } = issuerSigned.issuerAuth.mobileSecurityObject.deviceKeyInfo.deviceKey
-      .jwk as JsonWebKey;
-    return Object.fromEntries(
-      Object.entries({ kty, crv, x, y }).filter(([, v]) => v !== undefined),
-    ) as JsonWebKey;
-  } catch {
-    throw rejected('its deviceKeyInfo holds no usable device key');
-  }
+  const { deviceJwk } = contentOf(issuerSigned);
+  if (!deviceJwk) throw rejected('its deviceKeyInfo holds no usable device key');
+  return deviceJwk;
 }
 
 /** A failed check of the library, as a sentence for the issuer. */
