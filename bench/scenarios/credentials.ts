@@ -1,4 +1,5 @@
 import type { JsonWebKey } from 'node:crypto';
+import type { Request } from 'autocannon';
 import { fastBbs } from '../../src/bbs/index.ts';
 import { inProcessOperations } from '../../src/credentials/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
@@ -82,6 +83,23 @@ async function issueMany(issue: () => Promise<SecuredDocument>, count: number): 
 const STORE_CREDENTIALS = Number(process.env['BENCH_CREDENTIALS'] ?? '2000');
 
 /** POST /v1/vc/issuer/store with a new 10-claim credential each time (base proof verified). */
+/** Store requests that send each prepared body once, in turn. */
+function storeRequests(apiToken: string, bodies: string[]) {
+  let next = 0;
+  return {
+    path: '/v1/vc/issuer/store',
+    method: 'POST' as const,
+    headers: { 'x-api-token': apiToken, 'content-type': 'application/json' },
+    setupRequest: (request: Request) => {
+      request.body = bodies[next++ % bodies.length]!;
+      return request;
+    },
+    // A re-sent credential takes the idempotent path (same CID, no proof check), so rows
+    // measured after the pool ran out are flagged rather than mixed in silently.
+    repeats: () => Math.max(0, next - bodies.length),
+  };
+}
+
 export const credentialStore: Scenario = {
   name: 'credential store (10 claims)',
   target: '≥ 150/s, p99 < 100 ms (SQLite)',
@@ -91,19 +109,7 @@ export const credentialStore: Scenario = {
     const bodies = (await issueMany(() => issuer.issue(holder.did, 10), STORE_CREDENTIALS)).map((vc) =>
       JSON.stringify({ vc }),
     );
-    let next = 0;
-    return {
-      path: '/v1/vc/issuer/store',
-      method: 'POST',
-      headers: { 'x-api-token': holder.apiToken, 'content-type': 'application/json' },
-      setupRequest: (request) => {
-        request.body = bodies[next++ % bodies.length]!;
-        return request;
-      },
-      // A re-sent credential takes the idempotent path (same CID, no proof check), so rows
-      // measured after the pool ran out are flagged rather than mixed in silently.
-      repeats: () => Math.max(0, next - bodies.length),
-    };
+    return storeRequests(holder.apiToken, bodies);
   },
 };
 
@@ -125,17 +131,7 @@ function compactStore(
       const bodies: string[] = [];
       for (let i = 0; i < STORE_CREDENTIALS; i++)
         bodies.push(JSON.stringify({ vc: await issue(identity, holderJwk) }));
-      let next = 0;
-      return {
-        path: '/v1/vc/issuer/store',
-        method: 'POST',
-        headers: { 'x-api-token': holder.apiToken, 'content-type': 'application/json' },
-        setupRequest: (request) => {
-          request.body = bodies[next++ % bodies.length]!;
-          return request;
-        },
-        repeats: () => Math.max(0, next - bodies.length),
-      };
+      return storeRequests(holder.apiToken, bodies);
     },
   };
 }
