@@ -113,7 +113,9 @@ const rawBodies = fc.oneof(
 /** Any value as a form body: its members (or the value itself) as text. */
 function formOf(body: unknown): string {
   const entries = Object.entries(body && typeof body === 'object' ? body : { x: body });
-  return new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString();
+  // JSON for objects: fast-check makes objects without a prototype, which String() cannot convert.
+  const text = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)));
+  return new URLSearchParams(entries.map(([k, v]): [string, string] => [k, text(v)])).toString();
 }
 
 interface Probe {
