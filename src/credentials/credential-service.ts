@@ -138,18 +138,9 @@ function formatOfBody(deps: CredentialDeps, body: StoreCredentialBody): Credenti
  * Runs a format's parsing or verification of an untrusted value: a failure that is not already a
  * refusal (a library choking on a malformed structure) is one too, never a 500.
  */
-async function readableAsync<T>(format: CredentialFormat, step: () => Promise<T>): Promise<T> {
+async function readable<T>(format: CredentialFormat, step: () => T | Promise<T>): Promise<T> {
   try {
     return await step();
-  } catch (error) {
-    if (error instanceof CofferError) throw error;
-    throw rejected(`it cannot be read as a ${format.id} credential`);
-  }
-}
-
-function readable<T>(format: CredentialFormat, step: () => T): T {
-  try {
-    return step();
   } catch (error) {
     if (error instanceof CofferError) throw error;
     throw rejected(`it cannot be read as a ${format.id} credential`);
@@ -169,7 +160,7 @@ export async function storeCredential(
   body: StoreCredentialBody,
 ): Promise<StoredCredential> {
   const format = formatOfBody(deps, body);
-  const parsed = readable(format, () => format.parse(body.vc, parseContext(deps)));
+  const parsed = await readable(format, () => format.parse(body.vc, parseContext(deps)));
   const user = await holderOf(deps, caller, parsed.holder);
   const credentialId = parsed.summary.id;
   const hash = contentHash(deps, parsed.stored);
@@ -189,7 +180,7 @@ export async function storeCredential(
 
   const existing = await findCredential(deps.db, user.user_id, credentialId);
   if (existing) return same(existing);
-  await readableAsync(format, () => parsed.verify());
+  await readable(format, () => parsed.verify());
 
   const cid = await deps.store.putEncrypted(parsed.stored, credentialContext(user.did));
   try {
