@@ -25,21 +25,52 @@ const HASH_OF_CURVE: Record<string, string> = {
   secp521r1: 'sha512',
 };
 
+const publicKeyObjects = new WeakMap<CoseKey, KeyObject>();
+
 function keyOf(key: CoseKey, kind: 'private' | 'public'): KeyObject {
+  if (kind === 'public') {
+    const known = publicKeyObjects.get(key);
+    if (known) return known;
+  }
   const jwk = key.jwk as JsonWebKey & { alg?: string; kid?: string; key_ops?: unknown };
   const { alg: _alg, kid: _kid, key_ops: _ops, ...plain } = jwk;
   const cleaned = Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined)) as JsonWebKey;
   if (kind === 'private') return createPrivateKey({ key: cleaned, format: 'jwk' });
   const { d: _d, ...publicJwk } = cleaned;
-  return createPublicKey({ key: publicJwk, format: 'jwk' });
+  const publicKey = createPublicKey({ key: publicJwk, format: 'jwk' });
+  publicKeyObjects.set(key, publicKey);
+  return publicKey;
+}
+
+/**
+ * Parsed certificates by their DER bytes: the library asks for the same document signer's
+ * subject, key and dates several times per verification, and issuers reuse one signer for many
+ * mdocs. Bounded.
+ */
+const parsed = new Map<string, { certificate: X509Certificate; key: CoseKey }>();
+const MAX_PARSED = 256;
+
+function certificateOf(der: Uint8Array) {
+  const id = Buffer.from(der).toString('base64');
+  let entry = parsed.get(id);
+  if (!entry) {
+    const certificate = new X509Certificate(der);
+    entry = {
+      certificate,
+      key: CoseKey.fromJwk(certificate.publicKey.export({ format: 'jwk' }) as Record<string, unknown>),
+    };
+    if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
+    parsed.set(id, entry);
+  }
+  return entry;
 }
 
 const digestName = (algorithm: string) => algorithm.replace('-', '').toLowerCase();
 
 function subjectField(certificate: Uint8Array, field: string): string[] {
   const prefix = `${field}=`;
-  return new X509Certificate(certificate).subject
-    .split('\n')
+  return certificateOf(certificate)
+    .certificate.subject.split('\n')
     .filter((line) => line.startsWith(prefix))
     .map((line) => line.slice(prefix.length));
 }
@@ -91,10 +122,7 @@ export const mdocContext: MdocContext = {
   },
   x509: {
     getIssuerNameField: ({ certificate, field }) => subjectField(certificate, field),
-    getPublicKey: ({ certificate }) =>
-      CoseKey.fromJwk(
-        new X509Certificate(certificate).publicKey.export({ format: 'jwk' }) as Record<string, unknown>,
-      ),
+    getPublicKey: ({ certificate }) => certificateOf(certificate).key,
     verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => {
       const [leaf, ...rest] = x5chain.map((der) => new X509Certificate(der));
       const anchors = trustedCertificates.map((der) => new X509Certificate(der));
@@ -103,7 +131,7 @@ export const mdocContext: MdocContext = {
       }
     },
     getCertificateData: ({ certificate }) => {
-      const parsed = new X509Certificate(certificate);
+      const { certificate: parsed } = certificateOf(certificate);
       return {
         issuerName: parsed.issuer.replaceAll('\n', ', '),
         subjectName: parsed.subject.replaceAll('\n', ', '),
