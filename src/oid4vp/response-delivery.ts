@@ -1,7 +1,7 @@
 import { type OutboundClient, OutboundError, type OutboundResponse } from '../http/outbound.ts';
 import type { ErrorReturn } from './authorization-request.ts';
 import type { ClientMetadata } from './oid4vp-schemas.ts';
-import { chooseEncryption, encryptResponse } from './response-encryption.ts';
+import { chooseEncryption, type EncryptionChoice, encryptResponse } from './response-encryption.ts';
 
 /** The authorization response parameters (§8.1, or an error per §8.5). */
 export type ResponseParameters =
@@ -77,6 +77,8 @@ export async function deliverResponse(
   to: ErrorReturn & { metadata: ClientMetadata | null },
   parameters: ResponseParameters,
   outbound: OutboundClient,
+  /** The key and algorithms already chosen for this answer (a presentation is bound to them). */
+  chosen?: EncryptionChoice,
 ): Promise<Delivery> {
   const payload = withState(parameters, to.state);
   if (to.responseMode === 'fragment') {
@@ -85,7 +87,9 @@ export async function deliverResponse(
     return { redirectTo: url.href };
   }
   const encryption =
-    to.responseMode === 'direct_post.jwt' && to.metadata ? await chooseEncryption(to.metadata) : undefined;
+    to.responseMode === 'direct_post.jwt' && to.metadata
+      ? (chosen ?? (await chooseEncryption(to.metadata)))
+      : undefined;
   const form = encryption
     ? new URLSearchParams({ response: await encryptResponse(payload, encryption) })
     : formOf(payload);

@@ -30,7 +30,7 @@ import {
 } from './dcql-matching.ts';
 import { Oid4vpError } from './oid4vp-errors.ts';
 import { DeliveryError, deliverResponse, type ResponseParameters } from './response-delivery.ts';
-import { chooseEncryption } from './response-encryption.ts';
+import { chooseEncryption, type EncryptionChoice } from './response-encryption.ts';
 import {
   findAccountIdentifiers,
   findCredentialsOfAccounts,
@@ -339,14 +339,21 @@ async function holderKeys(deps: WalletDeps, userIds: number[]) {
   );
 }
 
+/** The verifier key and algorithms a direct_post.jwt answer is encrypted with (chosen once per answer). */
+const encryptionOf = (request: PresentationRequest) =>
+  request.responseMode === 'direct_post.jwt'
+    ? chooseEncryption(request.metadata)
+    : Promise.resolve(undefined);
+
 /**
  * What binds the presentations to this request (§14.1.2, B.2.6.1): the client_id with its prefix,
  * the nonce, the response or redirect URI, and the thumbprint of the key the response is
- * encrypted to (the same key deliverResponse chooses).
+ * encrypted to.
  */
-async function audienceOf(request: PresentationRequest): Promise<Audience> {
-  const encryption =
-    request.responseMode === 'direct_post.jwt' ? await chooseEncryption(request.metadata) : undefined;
+async function audienceOf(
+  request: PresentationRequest,
+  encryption: EncryptionChoice | undefined,
+): Promise<Audience> {
   return {
     clientId: request.verifier.clientId,
     nonce: request.nonce,
@@ -365,6 +372,7 @@ async function approvedVpToken(
   deps: WalletDeps,
   state: ConsentState,
   selections: Selections | undefined,
+  encryption: EncryptionChoice | undefined,
 ): Promise<Record<string, unknown[]>> {
   if (!state.loggedIn)
     throw new CofferError(
@@ -384,7 +392,7 @@ async function approvedVpToken(
       c.candidates.map((candidate) => state.held[candidate.credentialIndex]!.userId),
     ),
   );
-  const audience = await audienceOf(state.request);
+  const audience = await audienceOf(state.request, encryption);
   const items = choice.chosen.flatMap(({ queryId, holderBinding, candidates }) =>
     candidates.map((candidate) => ({
       queryId,
@@ -423,6 +431,7 @@ export async function decideConsent(
 ): Promise<{ redirectTo: string | null }> {
   let state: ConsentInteraction;
   let parameters: ResponseParameters;
+  let encryption: EncryptionChoice | undefined;
   if (body.decision === 'decline') {
     state = await consentInteraction(deps, id);
     parameters = {
@@ -432,12 +441,13 @@ export async function decideConsent(
   } else {
     const matched = await consentState(deps, id);
     state = matched;
-    parameters = { vp_token: await approvedVpToken(deps, matched, body.selections) };
+    encryption = await encryptionOf(matched.request);
+    parameters = { vp_token: await approvedVpToken(deps, matched, body.selections, encryption) };
   }
   const { request } = state;
   if (!(await finishInteraction(deps.db, state.interactionId, {}))) throw gone();
   try {
-    return await deliverResponse(request, parameters, deps.outbound);
+    return await deliverResponse(request, parameters, deps.outbound, encryption);
   } catch (error) {
     if (error instanceof DeliveryError) {
       throw new CofferError(
