@@ -92,27 +92,51 @@ export function publicKeyOf(certificate: X509Certificate): KeyObject {
   return key;
 }
 
-/** The leaf of an `x5c` / `x5chain` (DER certificates, leaf first), valid now. */
+/**
+ * Parsed issuer chains by their DER bytes: an issuer signs many credentials with one document
+ * signer certificate, and parsing it is a good part of a store. Bounded; entries are facts about
+ * immutable bytes, so nothing needs invalidating.
+ */
+const parsedChains = new Map<string, X509Certificate[]>();
+const MAX_PARSED_CHAINS = 256;
+
+function parseChain(ders: Uint8Array[]): X509Certificate[] {
+  const key = ders.map((der) => Buffer.from(der).toString('base64')).join('.');
+  let chain = parsedChains.get(key);
+  if (!chain) {
+    try {
+      chain = ders.map((der) => new X509Certificate(der));
+      publicKeyOf(chain[0]!);
+    } catch {
+      throw rejected('a certificate of its issuer cannot be read');
+    }
+    if (parsedChains.size >= MAX_PARSED_CHAINS) parsedChains.delete(parsedChains.keys().next().value!);
+    parsedChains.set(key, chain);
+  }
+  return chain;
+}
+
+/**
+ * The leaf of an `x5c` / `x5chain` (DER certificates, leaf first). Storing requires it valid now;
+ * describing a credential already stored does not (its signer certificate may expire since).
+ */
 export function certificateChain(
   ders: Uint8Array[],
   context: ParseContext,
+  requireValidNow = true,
 ): { leaf: X509Certificate; info: IssuerCertificate } {
   if (ders.length === 0 || ders.length > MAX_CHAIN)
     throw rejected(`its certificate chain must hold 1 to ${MAX_CHAIN} certificates`);
-  let chain: X509Certificate[];
-  try {
-    chain = ders.map((der) => new X509Certificate(der));
-    void chain[0]!.publicKey;
-  } catch {
-    throw rejected('a certificate of its issuer cannot be read');
-  }
+  const chain = parseChain(ders);
   const leaf = chain[0]!;
-  if (!validAt(leaf, context.now)) throw rejected("its issuer's certificate is not valid at this time");
+  if (requireValidNow && !validAt(leaf, context.now)) {
+    throw rejected("its issuer's certificate is not valid at this time");
+  }
   return { leaf, info: certificateOf(leaf, chain.slice(1), context) };
 }
 
 /** The issuer's key: the `x5c` leaf's, else the `kid` (or `iss`) DID's, resolved locally. */
-export function issuerKeyOf(decoded: DecodedJws, context: ParseContext): IssuerKey {
+export function issuerKeyOf(decoded: DecodedJws, context: ParseContext, requireValidNow = true): IssuerKey {
   const { x5c, kid } = decoded.header;
   if (x5c !== undefined) {
     if (!Array.isArray(x5c) || !x5c.every((c) => typeof c === 'string'))
@@ -120,6 +144,7 @@ export function issuerKeyOf(decoded: DecodedJws, context: ParseContext): IssuerK
     const { leaf, info } = certificateChain(
       x5c.map((c) => Buffer.from(c, 'base64')),
       context,
+      requireValidNow,
     );
     return { key: publicKeyOf(leaf), certificate: info };
   }

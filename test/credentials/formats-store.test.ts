@@ -10,6 +10,7 @@ import { createJwtVcIssuer, type JwtVcIssuer } from '../helpers/issuers/jwt-vc-i
 import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../helpers/issuers/mdoc-issuer.ts';
 import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { makeCertificate } from '../oid4vp/certificates.ts';
 import { registerRelyingParty } from '../oidc/flow-helpers.ts';
 import { type LoggedInUser, logInUser } from './helpers.ts';
 
@@ -131,6 +132,25 @@ for (const kind of DATABASE_KINDS) {
       });
       assert.equal(proof.status, 400, proof.text);
       assert.match(proof.body.error_description, /OpenID4VP/);
+    });
+
+    test("a stored SD-JWT VC stays listed after its issuer's signing certificate expires", async () => {
+      const ca = identity.ca;
+      const signer = await makeCertificate({
+        subject: 'CN=Short-lived Signer, O=Example Issuer, C=GB',
+        issuer: ca,
+        notAfter: new Date(Date.now() + 2500),
+      });
+      const sdJwt = await issueSdJwtVc({ ca, signer }, { holderJwk: holderJwkOf(grace.did) });
+      assert.equal((await store(sdJwt)).status, 201);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const listed = await server.request('GET', LIST, { headers: grace.bearer });
+      assert.equal(listed.status, 200, listed.text);
+      assert.equal(listed.body.data[0].credential, sdJwt);
+      await refused(
+        await issueSdJwtVc({ ca, signer }, { holderJwk: holderJwkOf(grace.did) }),
+        /certificate is not valid at this time/,
+      );
     });
 
     test('the same identifier with other content is 409', async () => {

@@ -123,7 +123,7 @@ export const sdJwtVcFormat: CredentialFormat = {
     const { decodedJws, summary } = read(stored, context);
     const x5c = decodedJws.header.x5c;
     return Array.isArray(x5c)
-      ? { ...summary, issuerCertificate: issuerKeyOf(decodedJws, context).certificate }
+      ? { ...summary, issuerCertificate: issuerKeyOf(decodedJws, context, false).certificate }
       : summary;
   },
   listEntry: compactListEntry,
