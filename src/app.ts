@@ -30,6 +30,9 @@ import { createFieldCipher } from './keys/field-cipher.ts';
 import { hashSecret } from './keys/secrets.ts';
 import { createKeyRing } from './keys/signing-keys.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
+import { startDeferredPoller } from './oid4vci/deferred-issuances.ts';
+import type { IssuanceDeps } from './oid4vci/issuance-service.ts';
+import { oid4vciRoutes } from './oid4vci/oid4vci-routes.ts';
 import { SELF_ISSUED_AUDIENCE } from './oid4vp/authorization-request.ts';
 import { oid4vpRoutes } from './oid4vp/oid4vp-routes.ts';
 import { registeredVerifier } from './oid4vp/verifier-registry.ts';
@@ -220,11 +223,12 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const operations = pool ?? inProcessOperations(bbs2023);
   const formats = createFormatRegistry({ operations, jsonLd: bbs2023.jsonLd });
   const issuerTrustAnchors = await loadTrustAnchors(config.issuerTrustAnchors, 'ISSUER_TRUST_ANCHORS');
+  const credentialContentKey = deriveKey(context.masterKey, 'credential-content/v1');
   await app.register(credentialRoutes, {
     credentials: {
       db: database.db,
       store,
-      contentKey: deriveKey(context.masterKey, 'credential-content/v1'),
+      contentKey: credentialContentKey,
       operations,
       insertCredential: createCredentialInserter(database.db, database.dialect),
       formats,
@@ -252,8 +256,31 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       now: () => new Date(),
     },
   };
-  await app.register(interactionRoutes, { interactions, wallet });
+  const issuance: IssuanceDeps = {
+    db: database.db,
+    store,
+    cipher,
+    formats,
+    contentKey: credentialContentKey,
+    issuerTrustAnchors,
+    outbound,
+    interactions,
+    config: {
+      publicUrl: config.publicUrl,
+      clientId: config.oid4vciClientId,
+      deferredTimeoutSeconds: config.deferredIssuanceTimeout,
+    },
+    log: app.log,
+    now: () => new Date(),
+  };
+  await app.register(interactionRoutes, { interactions, wallet, issuance });
   await app.register(oid4vpRoutes, wallet);
+  await app.register(oid4vciRoutes, issuance);
+  // Deferred issuances are polled from the database, so a restart picks up where it stopped.
+  const poller = startDeferredPoller(issuance);
+  app.addHook('onClose', async () => {
+    await poller.stop();
+  });
 
   return app;
 }

@@ -46,6 +46,10 @@ export interface Config {
   loginRateLimit: number;
   /** Bytes of decrypted block values kept in memory; 0 keeps none. */
   blockCacheBytes: number;
+  /** The wallet's client_id at credential issuers' authorization servers (OpenID4VCI). */
+  oid4vciClientId: string;
+  /** Seconds a deferred issuance is polled before the wallet gives up on it. */
+  deferredIssuanceTimeout: number;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -143,6 +147,16 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const cryptoThreads = readInteger(env, 'CRYPTO_THREADS', Math.min(availableParallelism(), 64), 0, 64);
   const loginRateLimit = readInteger(env, 'LOGIN_RATE_LIMIT', 30, 0, 1_000_000);
   const blockCacheBytes = readInteger(env, 'BLOCK_CACHE_MB', 64, 0, 65_536) * 1024 * 1024;
+  const oid4vciClientId = env['OID4VCI_CLIENT_ID'] || publicUrl;
+  if (oid4vciClientId.length > 512)
+    throw new ConfigError('OID4VCI_CLIENT_ID', 'must be at most 512 characters');
+  const deferredIssuanceTimeout = readInteger(
+    env,
+    'DEFERRED_ISSUANCE_TIMEOUT',
+    24 * 3600,
+    10,
+    30 * 24 * 3600,
+  );
 
   if (environment === 'production') {
     if (!masterKey) throw new ConfigError('MASTER_KEY', 'is required in production (NODE_ENV=production)');
@@ -176,5 +190,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     cryptoThreads,
     loginRateLimit,
     blockCacheBytes,
+    oid4vciClientId,
+    deferredIssuanceTimeout,
   };
 }

@@ -59,3 +59,30 @@ export async function listCredentials(db: Kysely<Database>, userId: number): Pro
     .orderBy('credential_pk', 'desc')
     .execute();
 }
+
+/** A received credential and its copies (each with its sealed holder key), in one transaction. */
+export async function insertReceivedCredential(
+  db: Kysely<Database>,
+  row: Insertable<CredentialsTable>,
+  copies: Array<{ cid: string; holder_key_sealed: string }>,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const inserted = await trx
+      .insertInto('credentials')
+      .values(row)
+      .returning('credential_pk')
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto('credential_copies')
+      .values(
+        copies.map((copy, index) => ({
+          credential_pk: inserted.credential_pk,
+          copy_index: index,
+          cid: copy.cid,
+          holder_key_sealed: copy.holder_key_sealed,
+          presented_at: null,
+        })),
+      )
+      .execute();
+  });
+}

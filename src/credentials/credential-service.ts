@@ -63,7 +63,7 @@ export const credentialContext = (did: string) => ({ owner: did, kind: 'credenti
  * with its members in another order hashes alike. Keyed, so that the column says nothing about
  * low-entropy claims to whoever reads the database.
  */
-function contentHash(deps: CredentialDeps, vc: unknown): string {
+export function contentHash(deps: Pick<CredentialDeps, 'contentKey'>, vc: unknown): string {
   return createHmac('sha256', deps.contentKey).update(dagCbor.encode(vc)).digest('base64url');
 }
 
@@ -138,7 +138,7 @@ function formatOfBody(deps: CredentialDeps, body: StoreCredentialBody): Credenti
  * Runs a format's parsing or verification of an untrusted value: a failure that is not already a
  * refusal (a library choking on a malformed structure) is one too, never a 500.
  */
-async function readable<T>(format: CredentialFormat, step: () => T | Promise<T>): Promise<T> {
+export async function readable<T>(format: CredentialFormat, step: () => T | Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {

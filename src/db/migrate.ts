@@ -8,6 +8,7 @@ import * as credentials from './migrations/0004-credentials.ts';
 import * as wallet from './migrations/0005-wallet.ts';
 import * as subClientCount from './migrations/0006-sub-client-count.ts';
 import * as credentialFormats from './migrations/0007-credential-formats.ts';
+import * as oid4vci from './migrations/0008-oid4vci.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -19,6 +20,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0005-wallet': { up: wallet.up(dialect) },
     '0006-sub-client-count': { up: subClientCount.up(dialect) },
     '0007-credential-formats': { up: credentialFormats.up() },
+    '0008-oid4vci': { up: oid4vci.up(dialect) },
   };
 }
 

@@ -75,7 +75,7 @@ export interface SigningKeysTable {
 
 export interface InteractionsTable {
   id: string;
-  kind: 'login' | 'consent';
+  kind: 'login' | 'consent' | 'issuance';
   /** The client that asked; null for a verifier that is not a client (x509_hash, redirect_uri). */
   client_id: number | null;
   /** JSON of the validated authorization request. */
@@ -154,10 +154,39 @@ export interface CredentialsTable {
   cid: string;
   /** Keyed hash of the credential's content (credentials/credential-service.ts). */
   content_hash: string;
-  /** The API client that stored it. */
-  issuer_client_id: number;
+  /** The API client that stored it; null when it came from a credential issuer by OpenID4VCI. */
+  issuer_client_id: number | null;
+  /** The OpenID4VCI credential issuer it came from, else null. */
+  credential_issuer: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Sealed notification endpoint, id and token (OpenID4VCI §11), for credential_deleted. */
+  notification_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   /** Its format (formats/credential-format.ts FormatId); 'ldp_vc' for rows older than formats. */
   format: Generated<string>;
+  created_at: string;
+}
+
+/** One copy of a received credential (batch issuance): its block and its own holder key. */
+export interface CredentialCopiesTable {
+  credential_pk: number;
+  copy_index: number;
+  cid: string;
+  /** The copy's private holder JWK, sealed. */
+  holder_key_sealed: string;
+  /** When the copy was last presented; unused copies are presented first. */
+  presented_at: string | null;
+}
+
+/** A credential the issuer will deliver later (OpenID4VCI §9), polled in the background. */
+export interface DeferredIssuancesTable {
+  deferred_pk: Generated<number>;
+  user_id: number;
+  credential_issuer: string;
+  configuration_id: string;
+  state_sealed: string;
+  status: 'pending' | 'failed' | 'done';
+  failure: string | null;
+  next_poll_at: string;
+  give_up_at: string;
   created_at: string;
 }
 
@@ -183,4 +212,6 @@ export interface Database {
   clients: ClientsTable;
   api_tokens: ApiTokensTable;
   users: UsersTable;
+  credential_copies: CredentialCopiesTable;
+  deferred_issuances: DeferredIssuancesTable;
 }

@@ -23,12 +23,16 @@ export interface OutboundRequest {
   url: string;
   headers?: Record<string, string>;
   body?: string;
+  /** This request's size limit, in place of the client's. */
+  maxBytes?: number;
 }
 
 export interface OutboundResponse {
   status: number;
   contentType: string;
   body: string;
+  /** Response headers, names in lower case (repeated ones joined with ", "). */
+  headers: Record<string, string>;
 }
 
 /** Why an outbound request was not made or failed; the message is for the verifier or the person. */
@@ -120,6 +124,7 @@ export function createOutboundClient(options: OutboundOptions) {
   const lookup = checkedLookup(options.allowPrivateTargets);
 
   return function request(input: OutboundRequest): Promise<OutboundResponse> {
+    const limit = input.maxBytes ?? maxBytes;
     const target = checkOutboundTarget(input.url, options.allowPrivateTargets);
     return new Promise((resolve, reject) => {
       const fail = (error: Error) =>
@@ -142,9 +147,9 @@ export function createOutboundClient(options: OutboundOptions) {
           let size = 0;
           res.on('data', (chunk: Buffer) => {
             size += chunk.length;
-            if (size > maxBytes) {
+            if (size > limit) {
               res.destroy();
-              fail(new OutboundError(`the answer from ${target.host} is larger than ${maxBytes} bytes`));
+              fail(new OutboundError(`the answer from ${target.host} is larger than ${limit} bytes`));
               return;
             }
             chunks.push(chunk);
@@ -157,6 +162,12 @@ export function createOutboundClient(options: OutboundOptions) {
                 .trim()
                 .toLowerCase(),
               body: Buffer.concat(chunks).toString('utf8'),
+              headers: Object.fromEntries(
+                Object.entries(res.headers).map(([name, value]) => [
+                  name,
+                  Array.isArray(value) ? value.join(', ') : String(value ?? ''),
+                ]),
+              ),
             }),
           );
           res.on('error', fail);

@@ -3,6 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CofferError } from '../errors.ts';
 import { sessionCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
+import { logoOrigins, renderIssuancePage } from '../oid4vci/issuance-page.ts';
+import { decideIssuance, describeIssuance, type IssuanceDeps } from '../oid4vci/issuance-service.ts';
 import { renderConsentPage } from '../oid4vp/consent-page.ts';
 import { decideConsent, describeConsent, type WalletDeps } from '../oid4vp/wallet-service.ts';
 import {
@@ -10,6 +12,7 @@ import {
   describeInteraction,
   type FinishedLogin,
   type InteractionDeps,
+  liveInteraction,
   logInWithSiwe,
   sendEmailCode,
   verifyEmailCode,
@@ -50,13 +53,19 @@ function wantsJson(request: FastifyRequest): boolean {
   return accept.includes('application/json') && !accept.includes('text/html');
 }
 
+const unexpected = (field: string, what: string) =>
+  new CofferError('invalid_request', `${field} does not belong in the answer to ${what}.`, {
+    details: [{ path: `/body/${field}`, message: `is not taken for ${what}` }],
+  });
+
 export interface InteractionRouteDeps {
   interactions: InteractionDeps;
   wallet: WalletDeps;
+  issuance: IssuanceDeps;
 }
 
 export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> = async (app, options) => {
-  const { interactions: deps, wallet } = options;
+  const { interactions: deps, wallet, issuance } = options;
   const tags = ['Log-in interaction'];
   // Before the body is read or validated: a cross-site request, or a browser's request without
   // the page's token, gets nothing but 403.
@@ -101,11 +110,25 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
       const id = request.params.id;
       if (wantsJson(request)) {
         const view = await describeInteraction(deps, id);
+        if (view.kind === 'issuance') return { ...view, issuance: await describeIssuance(issuance, id) };
         return view.kind === 'consent' ? { ...view, consent: await describeConsent(wallet, id) } : view;
       }
       const cspNonce = startPage(reply);
       try {
         const view = await describeInteraction(deps, id);
+        if (view.kind === 'issuance') {
+          const described = await describeIssuance(issuance, id);
+          // The issuer's logo is the one image from elsewhere the page may load.
+          const pageNonce = startPage(reply, logoOrigins(described));
+          return renderIssuancePage({
+            interactionId: view.id,
+            csrfToken: view.csrf_token,
+            siwe: view.siwe,
+            cspNonce: pageNonce,
+            loggedIn: view.logged_in,
+            issuance: described,
+          });
+        }
         if (view.kind === 'consent') {
           return renderConsentPage({
             interactionId: view.id,
@@ -190,9 +213,9 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     {
       schema: {
         tags,
-        summary: 'Approve or decline an OpenID4VP presentation request (the hosted wallet)',
+        summary: 'Approve or decline a presentation request (OpenID4VP) or a credential offer (OpenID4VCI)',
         description:
-          'selections: {<DCQL credential query id>: <credential id> or [ids] where multiple}. The answer goes to the verifier by its response mode; redirect_to is where the browser goes next (next "done" when the verifier named nothing).',
+          'A presentation: selections: {<DCQL credential query id>: <credential id> or [ids] where multiple}. The answer goes to the verifier by its response mode; redirect_to is where the browser goes next (next "done" when the verifier named nothing). A credential offer: tx_code when the offer asks for one, account (the DID of one of the listed accounts) when the identity has several; the answer lists what was received, or redirect_to names the issuer\'s authorization page.',
         params: InteractionParams,
         body: ConsentBody,
         response: { 200: InteractionResult, ...errorResponses(400, 403, 404, 413, 415, 429, 502) },
@@ -200,7 +223,25 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const result = await decideConsent(wallet, request.params.id, request.body);
+      const id = request.params.id;
+      const { selections, tx_code, account, decision } = request.body;
+      if ((await liveInteraction(deps, id)).kind === 'issuance') {
+        if (selections !== undefined) throw unexpected('selections', 'a credential offer');
+        const result = await decideIssuance(issuance, id, { decision, tx_code, account });
+        if (result.redirectTo) return { redirect_to: result.redirectTo };
+        return {
+          next: 'done',
+          received: result.received.map((r) => ({
+            credential_id: r.credentialId,
+            format: r.format,
+            type: r.type,
+          })),
+          pending: result.pending,
+        };
+      }
+      if (tx_code !== undefined) throw unexpected('tx_code', 'a presentation request');
+      if (account !== undefined) throw unexpected('account', 'a presentation request');
+      const result = await decideConsent(wallet, id, { decision, selections });
       return result.redirectTo ? { redirect_to: result.redirectTo } : { next: 'done' };
     },
   );

@@ -62,8 +62,10 @@ export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: n
     .selectFrom('credentials')
     .innerJoin('users', 'users.user_id', 'credentials.user_id')
     .select([
+      'credentials.credential_pk',
       'credentials.credential_id',
       'credentials.cid',
+      'credentials.issuer_client_id',
       'credentials.format',
       'users.user_id',
       'users.did',
@@ -81,4 +83,29 @@ export async function findAccountIdentifiers(db: Kysely<Database>, userId: numbe
     .select(['user_id', 'wallet_address', 'email_index'])
     .where('user_id', '=', userId)
     .executeTakeFirst();
+}
+
+/**
+ * The copy of a received credential to present next (DESIGN.md, batch issuance): one never
+ * presented, else the one presented longest ago; it is marked presented now. Undefined for a
+ * credential stored through the API, which has no copies and uses the account's hosted key.
+ */
+export async function takeCopy(db: Kysely<Database>, credentialPk: number, at: string) {
+  const copy = await db
+    .selectFrom('credential_copies')
+    .select(['copy_index', 'cid', 'holder_key_sealed'])
+    .where('credential_pk', '=', credentialPk)
+    .orderBy((eb) => eb.case().when('presented_at', 'is', null).then(0).else(1).end())
+    .orderBy('presented_at')
+    .orderBy('copy_index')
+    .limit(1)
+    .executeTakeFirst();
+  if (!copy) return undefined;
+  await db
+    .updateTable('credential_copies')
+    .set({ presented_at: at })
+    .where('credential_pk', '=', credentialPk)
+    .where('copy_index', '=', copy.copy_index)
+    .execute();
+  return copy;
 }

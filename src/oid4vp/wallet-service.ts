@@ -8,6 +8,7 @@ import type { Audience, ParsedCredential } from '../formats/credential-format.ts
 import type { FormatRegistry } from '../formats/registry.ts';
 import type { OutboundClient } from '../http/outbound.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
+import { copyKeyContext } from '../oid4vci/received-credentials.ts';
 import { finishInteraction } from '../oidc/interaction-repository.ts';
 import type { InteractionDeps, NewInteraction } from '../oidc/interaction-service.ts';
 import { gone, liveInteraction, startInteraction } from '../oidc/interaction-service.ts';
@@ -36,6 +37,7 @@ import {
   findCredentialsOfAccounts,
   findHolderKeys,
   rememberNonce,
+  takeCopy,
 } from './wallet-repository.ts';
 
 export interface WalletDeps {
@@ -95,8 +97,8 @@ async function answerWithError(
 }
 
 /** The identity a live session proved: its account's wallet (wallet log-in) or e-mail (e-mail log-in). */
-async function identityOfSession(
-  deps: WalletDeps,
+export async function identityOfSession(
+  deps: Pick<WalletDeps, 'db'>,
   session: SessionRow | undefined,
 ): Promise<NewInteraction['identity']> {
   if (!session) return undefined;
@@ -158,6 +160,9 @@ interface HeldByAccount extends HeldCredential {
   userId: number;
   did: string;
   stored: unknown;
+  credentialPk: number;
+  /** Received by OpenID4VCI: its copies carry their own holder keys (received-credentials.ts). */
+  received: boolean;
   /** Bound to the account's hosted key (SD-JWT cnf, mdoc deviceKey): its presentations prove possession. */
   keyBound: boolean;
 }
@@ -204,6 +209,8 @@ async function heldCredentials(
         stored,
         userId: row.user_id,
         did: row.did,
+        credentialPk: row.credential_pk,
+        received: row.issuer_client_id === null,
       };
     }),
   );
@@ -339,6 +346,24 @@ async function holderKeys(deps: WalletDeps, userIds: number[]) {
   );
 }
 
+/**
+ * A received credential is presented from an unused copy where there is one, signed with that
+ * copy's own holder key, so that two verifiers cannot link the person by the same key.
+ */
+async function copyToPresent(deps: WalletDeps, held: HeldByAccount) {
+  const copy = await takeCopy(deps.db, held.credentialPk, new Date().toISOString());
+  if (!copy) return undefined;
+  return {
+    stored: await deps.store.getEncrypted(copy.cid, credentialContext(held.did)),
+    holder: {
+      did: held.did,
+      privateJwk: JSON.parse(
+        deps.cipher.decrypt(copy.holder_key_sealed, copyKeyContext(held.did, copy.cid)),
+      ) as JsonWebKey,
+    },
+  };
+}
+
 /** The verifier key and algorithms a direct_post.jwt answer is encrypted with (chosen once per answer). */
 const encryptionOf = (request: PresentationRequest) =>
   request.responseMode === 'direct_post.jwt'
@@ -402,14 +427,15 @@ async function approvedVpToken(
     })),
   );
   const presentations = await Promise.all(
-    items.map(({ holderBinding, held, candidate }) =>
-      deps.formats.get(held.format).present({
-        stored: held.stored,
+    items.map(async ({ holderBinding, held, candidate }) => {
+      const copy = held.received ? await copyToPresent(deps, held) : undefined;
+      return deps.formats.get(held.format).present({
+        stored: copy?.stored ?? held.stored,
         disclosed: candidate.claims.flatMap((claim) => claim.pointers),
-        holder: holderBinding || held.keyBound ? keys.get(held.userId)! : null,
+        holder: holderBinding || held.keyBound ? (copy?.holder ?? keys.get(held.userId)!) : null,
         audience,
-      }),
-    ),
+      });
+    }),
   );
   const vpToken: Record<string, unknown[]> = {};
   items.forEach((item, i) => {

@@ -60,7 +60,7 @@ export const gone = () =>
 
 /** What a new interaction starts with: who asks, what for, and who may already be known. */
 export interface NewInteraction {
-  kind: 'login' | 'consent';
+  kind: 'login' | 'consent' | 'issuance';
   clientId: number | null;
   /** The validated request, as JSON. */
   params: string;
@@ -156,8 +156,8 @@ function siweChallengeOf(deps: InteractionDeps, row: InteractionRow): SiweChalle
 
 export interface InteractionView {
   id: string;
-  kind: 'login' | 'consent';
-  /** Who asks: the client, or for a consent the verifier (client_id null when it is not a client). */
+  kind: 'login' | 'consent' | 'issuance';
+  /** Who asks: the client, for a consent the verifier, for an issuance the credential issuer (client_id null when it is not a client). */
   client: { client_id: number | null; name: string; privacy_link: string | null };
   methods: Array<'wallet' | 'email'>;
   siwe: SiweChallenge;
@@ -172,10 +172,19 @@ interface ConsentDisplay {
   verifier: { name: string; privacyLink: string | null };
 }
 
+/** What an issuance interaction keeps in `params` that the log-in part needs to show. */
+interface IssuanceDisplay {
+  issuer: { name: string };
+}
+
 async function askerOf(deps: InteractionDeps, row: InteractionRow): Promise<InteractionView['client']> {
   if (row.kind === 'consent') {
     const { verifier } = JSON.parse(row.params) as ConsentDisplay;
     return { client_id: row.client_id, name: verifier.name, privacy_link: verifier.privacyLink };
+  }
+  if (row.kind === 'issuance') {
+    const { issuer } = JSON.parse(row.params) as IssuanceDisplay;
+    return { client_id: null, name: issuer.name, privacy_link: null };
   }
   const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
   if (!client) throw gone();
@@ -251,7 +260,7 @@ export type ProvenIdentity =
   | { emailIndex: string; wallet?: undefined };
 
 /**
- * In a consent, the wallet belongs to the person, not to a tenant (DESIGN.md, Hosted wallet):
+ * In a consent or an issuance, the wallet belongs to the person, not to a tenant (DESIGN.md, Hosted wallet):
  * the proven wallet address or e-mail is kept on the interaction, and the consent that follows
  * offers the credentials of every account with it. Nobody is signed up here; a session starts
  * for the first such account, so the next request of any verifier needs no log-in.
@@ -304,8 +313,7 @@ export async function logInWithSiwe(
       now: clock(deps),
     },
   });
-  if (row.kind === 'consent')
-    return continueToConsent(deps, row, { wallet: address.toLowerCase() }, 'wallet');
+  if (row.kind !== 'login') return continueToConsent(deps, row, { wallet: address.toLowerCase() }, 'wallet');
   const user = await logInWithWallet(deps.users, tenantOfClient(row), address, chainId);
   return finishLogin(deps, row, user, 'wallet');
 }
@@ -351,7 +359,7 @@ export async function sendEmailCode(
   });
   const host = new URL(deps.config.publicUrl).hostname;
   const from = client?.from_email_address ?? `no-reply@${host}`;
-  const tenantName = row.kind === 'consent' ? `your wallet at ${host}` : client!.name;
+  const tenantName = row.kind !== 'login' ? `your wallet at ${host}` : client!.name;
   await deps.mailer.send(
     loginCodeEmail({ code, tenantName, from, to: email, validMinutes: ONE_TIME_CODE_TTL_MS / 60_000 }),
   );
@@ -390,7 +398,7 @@ export async function verifyEmailCode(
     throw new CofferError('invalid_request', `The code is wrong; ${5 - attempts} tries left.`);
   }
   const email = deps.cipher.decrypt(row.otp_email_sealed, `interactions/${id}/email`);
-  if (row.kind === 'consent') {
+  if (row.kind !== 'login') {
     return continueToConsent(deps, row, { emailIndex: deps.users.emailIndex(email) }, 'email');
   }
   const user = await logInWithEmail(deps.users, tenantOfClient(row), email);

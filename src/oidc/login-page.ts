@@ -23,20 +23,23 @@ export function jsonForScript(value: unknown): string {
 }
 
 /** Marks a reply as one of these pages (HTML, their CSP) and returns the nonce its scripts carry. */
-export function startPage(reply: FastifyReply): string {
+export function startPage(reply: FastifyReply, imageOrigins: string[] = []): string {
   const cspNonce = randomBytes(16).toString('base64');
-  reply.type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce));
+  reply.type('text/html; charset=utf-8').header('content-security-policy', pageCsp(cspNonce, imageOrigins));
   return cspNonce;
 }
 
-/** The Content-Security-Policy to send with these pages: only their own nonced script and style. */
-export function pageCsp(cspNonce: string): string {
+/**
+ * The Content-Security-Policy to send with these pages: only their own nonced script and style,
+ * and images from this origin plus the https origins given (an issuer's logo).
+ */
+export function pageCsp(cspNonce: string, imageOrigins: string[] = []): string {
   return [
     "default-src 'none'",
     `script-src 'nonce-${cspNonce}'`,
     `style-src 'nonce-${cspNonce}'`,
     "connect-src 'self'",
-    "img-src 'self'",
+    `img-src ${["'self'", ...imageOrigins].join(' ')}`,
     "form-action 'self'",
     "base-uri 'none'",
     "frame-ancestors 'none'",

@@ -60,9 +60,15 @@ export const EmailVerifyBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The person's answer in the hosted wallet: to a presentation request (`selections`) or to a
+ * credential offer (`tx_code`, `account`).
+ */
 export const ConsentBody = Type.Object(
   {
     decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
+    tx_code: Type.Optional(Type.String({ maxLength: 64 })),
+    account: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     selections: Type.Optional(
       Type.Record(
         Type.String({ minLength: 1, maxLength: 128 }),
@@ -80,4 +86,16 @@ export const ConsentBody = Type.Object(
 export const InteractionResult = Type.Object({
   redirect_to: Type.Optional(Type.String()),
   next: Type.Optional(Type.String()),
+  /** After an issuance: the credentials added to the wallet. */
+  received: Type.Optional(
+    Type.Array(
+      Type.Object({
+        credential_id: Type.String(),
+        format: Type.String(),
+        type: Type.Union([Type.String(), Type.Array(Type.String())]),
+      }),
+    ),
+  ),
+  /** After an issuance: how many the issuer will deliver later. */
+  pending: Type.Optional(Type.Integer()),
 });

@@ -89,10 +89,22 @@ function holderOf(payload: Record<string, unknown>) {
   throw rejected('it has no holder key (cnf.jwk, or cnf.kid naming a did:key)');
 }
 
-/** A key binding JWT signer for the holder's Ed25519 key (the library calls it with the signing input). */
+/**
+ * The key binding algorithm of a holder key: EdDSA for the account's hosted Ed25519 key, ES256
+ * for the P-256 keys proved to OpenID4VCI issuers.
+ */
+const holderAlgorithmOf = (jwk: { kty?: unknown; crv?: unknown }) =>
+  jwk.kty === 'EC' && jwk.crv === 'P-256' ? 'ES256' : HOLDER_ALGORITHM;
+
+/** A key binding JWT signer for the holder's key (the library calls it with the signing input). */
 const kbSignerOf = (holder: HolderKey) => {
   const key = createPrivateKey({ key: holder.privateJwk, format: 'jwk' });
-  return (data: string) => sign(null, Buffer.from(data), key).toString('base64url');
+  const algorithm = holderAlgorithmOf(holder.privateJwk);
+  return (data: string) =>
+    (algorithm === 'ES256'
+      ? sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' })
+      : sign(null, Buffer.from(data), key)
+    ).toString('base64url');
 };
 
 export const sdJwtVcFormat: CredentialFormat = {
@@ -132,20 +144,21 @@ export const sdJwtVcFormat: CredentialFormat = {
   },
   verifierCanVerify(stored, parameters, holderBinding) {
     if (parameters === undefined) return false;
-    const alg = decodeJws(
+    const { header, payload } = decodeJws(
       (stored as string).slice(0, (stored as string).indexOf('~')),
       'its issuer-signed JWT',
-    ).header.alg;
+    );
+    const cnfJwk = (payload['cnf'] as { jwk?: { kty?: unknown; crv?: unknown } } | undefined)?.jwk ?? {};
     return (
-      takesAlgorithm(parameters['sd-jwt_alg_values'], alg) &&
-      (!holderBinding || takesAlgorithm(parameters['kb-jwt_alg_values'], HOLDER_ALGORITHM))
+      takesAlgorithm(parameters['sd-jwt_alg_values'], header.alg) &&
+      (!holderBinding || takesAlgorithm(parameters['kb-jwt_alg_values'], holderAlgorithmOf(cnfJwk)))
     );
   },
   async present({ stored, disclosed, holder, audience }) {
     const instance = new SDJwtVcInstance({
       hasher: async (data, alg) => hasher(data, alg),
       hashAlg: 'sha-256',
-      ...(holder ? { kbSigner: kbSignerOf(holder), kbSignAlg: HOLDER_ALGORITHM } : {}),
+      ...(holder ? { kbSigner: kbSignerOf(holder), kbSignAlg: holderAlgorithmOf(holder.privateJwk) } : {}),
     });
     const frame = presentationFrameOf(read(stored, NO_TRUST).summary.claims, disclosed);
     return instance.present(stored as string, frame as never, {

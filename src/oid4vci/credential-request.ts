@@ -1,0 +1,226 @@
+import type { JwtSigner, RequestDpopOptions } from '@openid4vc/oauth2';
+import { type IssuerMetadataResult, Openid4vciRetrieveCredentialsError } from '@openid4vc/openid4vci';
+import type { FormatId } from '../formats/credential-format.ts';
+import type { OutboundClient } from '../http/outbound.ts';
+import { explainFailure, offerRefused } from './issuance-offer.ts';
+import { type IssuanceKey, issuanceClient, newIssuanceKey } from './issuer-client.ts';
+import type { ReceivedCopy } from './received-credentials.ts';
+
+/** An access token of one issuance and, when DPoP-bound, its key and the server's latest nonce. */
+export interface IssuanceToken {
+  accessToken: string;
+  dpop: { key: IssuanceKey; nonce: string | undefined } | null;
+}
+
+export interface CredentialRequestContext {
+  outbound: OutboundClient;
+  /** OID4VCI_CLIENT_ID; absent for anonymous pre-authorized access (proofs then carry no `iss`). */
+  clientId: string | undefined;
+  metadata: IssuerMetadataResult;
+  token: IssuanceToken;
+  /** The account's hosted did:key, for the W3C formats' proofs. */
+  accountKey: IssuanceKey;
+  now: () => Date;
+}
+
+export type CredentialOutcome =
+  | { kind: 'issued'; copies: ReceivedCopy[]; notificationId: string | null }
+  | { kind: 'deferred'; transactionId: string; intervalSeconds: number; keys: IssuanceKey[] };
+
+/** At most this many copies of one credential, whatever batch size the issuer offers. */
+export const MAX_COPIES = 10;
+
+/** The DPoP options of a request, as the library takes them. */
+export function dpopOptions(token: IssuanceToken): RequestDpopOptions | undefined {
+  if (!token.dpop) return undefined;
+  return {
+    signer: { method: 'jwk', alg: 'ES256', publicJwk: token.dpop.key.publicJwk as never },
+    ...(token.dpop.nonce ? { nonce: token.dpop.nonce } : {}),
+  };
+}
+
+/** Keeps the server's newest DPoP nonce for the next request (RFC 9449 §8). */
+export function rememberDpopNonce(token: IssuanceToken, nonce: string | undefined): void {
+  if (token.dpop && nonce) token.dpop.nonce = nonce;
+}
+
+interface ProofPlan {
+  algorithm: 'ES256' | 'EdDSA';
+  /** The W3C formats bind the account's did:key; the others a fresh key per copy. */
+  accountDid: boolean;
+  copies: number;
+}
+
+const W3C_FORMATS: FormatId[] = ['ldp_vc', 'jwt_vc_json'];
+
+/**
+ * How to prove possession for one configuration (§8.2.1): `jwt` proofs, ES256 over a fresh P-256
+ * key unless the issuer takes only EdDSA; for ldp_vc and jwt_vc_json bound to a DID, the
+ * account's did:key (EdDSA). As many copies as the issuer's batch size allows, up to MAX_COPIES.
+ */
+export function planProofs(
+  metadata: IssuerMetadataResult,
+  configurationId: string,
+  format: FormatId,
+): ProofPlan {
+  const configuration = metadata.credentialIssuer.credential_configurations_supported[
+    configurationId
+  ] as Record<string, unknown>;
+  const proofTypes = configuration['proof_types_supported'] as
+    | Record<string, { proof_signing_alg_values_supported?: unknown }>
+    | undefined;
+  const algorithms = proofTypes?.['jwt']?.proof_signing_alg_values_supported;
+  if (!Array.isArray(algorithms)) {
+    throw offerRefused(
+      `credential ${configurationId} takes no jwt key proof, the only proof this wallet gives`,
+    );
+  }
+  const methods = configuration['cryptographic_binding_methods_supported'];
+  const bindsDid =
+    Array.isArray(methods) && methods.some((m) => typeof m === 'string' && m.startsWith('did:'));
+  if (W3C_FORMATS.includes(format) && bindsDid && algorithms.includes('EdDSA')) {
+    return { algorithm: 'EdDSA', accountDid: true, copies: 1 };
+  }
+  const algorithm = algorithms.includes('ES256')
+    ? 'ES256'
+    : algorithms.includes('EdDSA')
+      ? 'EdDSA'
+      : undefined;
+  if (!algorithm) {
+    throw offerRefused(
+      `credential ${configurationId} takes proofs signed with ${algorithms.join(', ')}; this wallet signs with ES256 or EdDSA`,
+    );
+  }
+  const batch = metadata.credentialIssuer.batch_credential_issuance?.batch_size;
+  return {
+    algorithm,
+    accountDid: false,
+    copies: typeof batch === 'number' && batch > 1 ? Math.min(batch, MAX_COPIES) : 1,
+  };
+}
+
+function signerOf(key: IssuanceKey, algorithm: string): JwtSigner {
+  return key.didUrl
+    ? { method: 'did', didUrl: key.didUrl, alg: algorithm }
+    : { method: 'jwk', publicJwk: key.publicJwk as never, alg: algorithm };
+}
+
+/** The error code of a failed credential request, when the issuer sent one. */
+async function errorCodeOf(error: unknown): Promise<string | undefined> {
+  if (!(error instanceof Openid4vciRetrieveCredentialsError)) return undefined;
+  try {
+    const body = (await error.response.response.clone().json()) as { error?: unknown };
+    return typeof body.error === 'string' ? body.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A fresh c_nonce from the Nonce Endpoint (§7), when the issuer has one. */
+async function freshNonce(context: CredentialRequestContext): Promise<string | undefined> {
+  if (!context.metadata.credentialIssuer.nonce_endpoint) return undefined;
+  try {
+    const client = issuanceClient(context.outbound, context.clientId ?? '');
+    return (await client.requestNonce({ issuerMetadata: context.metadata })).c_nonce;
+  } catch (error) {
+    throw explainFailure(error, 'its nonce endpoint failed');
+  }
+}
+
+async function proofJwts(
+  context: CredentialRequestContext,
+  configurationId: string,
+  keys: IssuanceKey[],
+  algorithm: string,
+  nonce: string | undefined,
+): Promise<string[]> {
+  const client = issuanceClient(context.outbound, context.clientId ?? '', keys);
+  return Promise.all(
+    keys.map(
+      async (key) =>
+        (
+          await client.createCredentialRequestJwtProof({
+            issuerMetadata: context.metadata,
+            credentialConfigurationId: configurationId,
+            signer: signerOf(key, algorithm),
+            issuedAt: context.now(),
+            ...(nonce ? { nonce } : {}),
+            ...(context.clientId ? { clientId: context.clientId } : {}),
+          })
+        ).jwt,
+    ),
+  );
+}
+
+/**
+ * The Credential Request (§8) for one configuration: a fresh nonce, one proof per copy, and
+ * the answer as copies with their keys, or a transaction to poll. An `invalid_nonce` answer is
+ * retried once with a new nonce, as §8.3.1.2 expects.
+ */
+export async function requestCredential(
+  context: CredentialRequestContext,
+  configurationId: string,
+  format: FormatId,
+): Promise<CredentialOutcome> {
+  const plan = planProofs(context.metadata, configurationId, format);
+  const keys = plan.accountDid
+    ? [context.accountKey]
+    : Array.from({ length: plan.copies }, () => newIssuanceKey(plan.algorithm));
+  const client = issuanceClient(context.outbound, context.clientId ?? '', [
+    ...keys,
+    ...(context.token.dpop ? [context.token.dpop.key] : []),
+  ]);
+  for (let attempt = 0; ; attempt++) {
+    const nonce = await freshNonce(context);
+    const proofs = await proofJwts(context, configurationId, keys, plan.algorithm, nonce);
+    try {
+      const dpop = dpopOptions(context.token);
+      const answer = await client.retrieveCredentials({
+        issuerMetadata: context.metadata,
+        accessToken: context.token.accessToken,
+        credentialConfigurationId: configurationId,
+        proofs: { jwt: proofs },
+        ...(dpop ? { dpop } : {}),
+      });
+      rememberDpopNonce(context.token, answer.dpop?.nonce);
+      const response = answer.credentialResponse;
+      if (response.transaction_id) {
+        return {
+          kind: 'deferred',
+          transactionId: response.transaction_id,
+          intervalSeconds: response.interval ?? 5,
+          keys,
+        };
+      }
+      return {
+        kind: 'issued',
+        copies: copiesOf(response.credentials, keys),
+        notificationId: response.notification_id ?? null,
+      };
+    } catch (error) {
+      if (error instanceof Openid4vciRetrieveCredentialsError)
+        rememberDpopNonce(context.token, error.response.dpop?.nonce);
+      if (attempt === 0 && (await errorCodeOf(error)) === 'invalid_nonce') continue;
+      throw explainFailure(error, `the issuer did not issue credential ${configurationId}`);
+    }
+  }
+}
+
+/**
+ * The delivered credentials paired with the keys their proofs named. An issuer answers one
+ * credential per proof, in the order of the proofs (§8.3); with the account's did:key every
+ * copy shares that key.
+ */
+export function copiesOf(credentials: unknown[] | undefined, keys: IssuanceKey[]): ReceivedCopy[] {
+  if (!credentials || credentials.length === 0)
+    throw offerRefused('the issuer answered without a credential');
+  if (credentials.length > keys.length && keys.length > 1) {
+    throw offerRefused(`the issuer answered ${credentials.length} credentials for ${keys.length} proofs`);
+  }
+  // OpenID4VCI 1.0 wraps each credential as {credential}; draft 14 issuers sent them bare.
+  const unwrap = (entry: unknown) =>
+    typeof entry === 'object' && entry !== null && 'credential' in entry && !('@context' in entry)
+      ? (entry as { credential: unknown }).credential
+      : entry;
+  return credentials.map((entry, i) => ({ value: unwrap(entry), key: keys[keys.length === 1 ? 0 : i]! }));
+}

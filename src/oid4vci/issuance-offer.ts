@@ -1,0 +1,197 @@
+import type { CredentialOfferObject, IssuerMetadataResult, Openid4vciClient } from '@openid4vc/openid4vci';
+import { CofferError } from '../errors.ts';
+import { FORMAT_IDS, type FormatId } from '../formats/credential-format.ts';
+import { OutboundError } from '../http/outbound.ts';
+
+/** What the page shows of one offered credential (its configuration's `display`). */
+export interface OfferedConfiguration {
+  id: string;
+  format: FormatId;
+  name: string;
+  description: string | null;
+  logo: { uri: string; alt_text: string | null } | null;
+  background_color: string | null;
+  text_color: string | null;
+}
+
+export interface OfferedTxCode {
+  length: number | null;
+  input_mode: 'numeric' | 'text';
+  description: string | null;
+}
+
+export type OfferedGrant = 'pre-authorized_code' | 'authorization_code';
+
+/** A resolved, checked offer: everything the interaction needs, kept as its `params`. */
+export interface ResolvedOffer {
+  issuer: {
+    identifier: string;
+    name: string;
+    logo: { uri: string; alt_text: string | null } | null;
+    /** True only when signed metadata chains to ISSUER_TRUST_ANCHORS (not yet: DESIGN.md, HAIP). */
+    verified: boolean;
+  };
+  offer: CredentialOfferObject;
+  metadata: IssuerMetadataResult;
+  grant: OfferedGrant;
+  txCode: OfferedTxCode | null;
+  configurations: OfferedConfiguration[];
+}
+
+const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+
+/** Why an offer cannot be taken; the sentence is for the person and the issuer's developers. */
+export const offerRefused = (why: string) =>
+  new CofferError('invalid_request', `This credential offer cannot be used: ${why}.`);
+
+export const issuerUnreachable = (why: string) =>
+  new CofferError('bad_gateway', `The credential issuer could not be reached: ${why}.`);
+
+/** Library and network failures, as the sentence the person reads. */
+export function explainFailure(error: unknown, what: string): CofferError {
+  if (error instanceof CofferError) return error;
+  if (error instanceof OutboundError) return issuerUnreachable(error.message);
+  const cause = (error as { cause?: unknown })?.cause;
+  if (cause instanceof OutboundError) return issuerUnreachable(cause.message);
+  const message = error instanceof Error ? error.message.split('\n')[0]!.slice(0, 300) : 'unknown failure';
+  return offerRefused(`${what}: ${message}`);
+}
+
+interface DisplayEntry {
+  name?: string;
+  locale?: string;
+  description?: string;
+  logo?: { uri?: string; alt_text?: string };
+  background_color?: string;
+  text_color?: string;
+}
+
+/** The English display entry, else the one without a locale, else the first. */
+function displayOf(list: unknown): DisplayEntry | undefined {
+  if (!Array.isArray(list) || list.length === 0) return undefined;
+  const entries = list.filter((e): e is DisplayEntry => typeof e === 'object' && e !== null);
+  return (
+    entries.find((e) => e.locale?.toLowerCase().startsWith('en')) ??
+    entries.find((e) => e.locale === undefined) ??
+    entries[0]
+  );
+}
+
+/** Only https: logos are shown (a data: or javascript: URI is not an image the page loads). */
+function logoOf(display: DisplayEntry | undefined) {
+  const uri = display?.logo?.uri;
+  if (typeof uri !== 'string' || uri.length > 2048) return null;
+  try {
+    const parsed = new URL(uri);
+    if (parsed.protocol !== 'https:') return null;
+    const alt = display?.logo?.alt_text;
+    return { uri: parsed.href, alt_text: typeof alt === 'string' ? alt.slice(0, 200) : null };
+  } catch {
+    return null;
+  }
+}
+
+function configurationsOf(
+  offer: CredentialOfferObject,
+  metadata: IssuerMetadataResult,
+): OfferedConfiguration[] {
+  const ids = offer.credential_configuration_ids ?? [];
+  if (ids.length === 0) throw offerRefused('it names no credential configuration');
+  if (ids.length > 10) throw offerRefused('it offers more than 10 credentials at once');
+  const supported = (metadata.credentialIssuer.credential_configurations_supported ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
+  return ids.map((id) => {
+    const configuration = supported[id];
+    if (!configuration) throw offerRefused(`the issuer's metadata has no credential configuration ${id}`);
+    const format = configuration['format'];
+    if (!FORMAT_IDS.includes(format as FormatId)) {
+      throw offerRefused(`credential ${id} has format ${String(format)}, which this wallet does not hold`);
+    }
+    const metadataDisplay = (configuration['credential_metadata'] as { display?: unknown } | undefined)
+      ?.display;
+    const display = displayOf(metadataDisplay ?? configuration['display']);
+    return {
+      id,
+      format: format as FormatId,
+      name: display?.name ?? id,
+      description: display?.description ?? null,
+      logo: logoOf(display),
+      background_color: display?.background_color ?? null,
+      text_color: display?.text_color ?? null,
+    };
+  });
+}
+
+function grantOf(offer: CredentialOfferObject): { grant: OfferedGrant; txCode: OfferedTxCode | null } {
+  const grants = (offer.grants ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const preAuthorized = grants[PRE_AUTHORIZED];
+  if (preAuthorized) {
+    const txCode = preAuthorized['tx_code'] as
+      | { length?: number; input_mode?: string; description?: string }
+      | undefined;
+    return {
+      grant: 'pre-authorized_code',
+      txCode: txCode
+        ? {
+            length: typeof txCode.length === 'number' ? txCode.length : null,
+            input_mode: txCode.input_mode === 'text' ? 'text' : 'numeric',
+            description: typeof txCode.description === 'string' ? txCode.description.slice(0, 300) : null,
+          }
+        : null,
+    };
+  }
+  // No grants (or only authorization_code): the wallet asks the authorization server (§4.1.1).
+  return { grant: 'authorization_code', txCode: null };
+}
+
+/**
+ * The Credential Offer (§4.1) by value or by reference, the Credential Issuer Metadata (§12.2,
+ * with the path rule) and the Authorization Server Metadata, fetched and checked by the library;
+ * then what Coffer itself requires: formats it holds, a grant it can use.
+ */
+export async function resolveOffer(
+  client: Openid4vciClient,
+  query: { credential_offer?: string | undefined; credential_offer_uri?: string | undefined },
+): Promise<ResolvedOffer> {
+  if ((query.credential_offer === undefined) === (query.credential_offer_uri === undefined)) {
+    throw offerRefused('give exactly one of credential_offer and credential_offer_uri');
+  }
+  const link = `openid-credential-offer://?${new URLSearchParams(query as Record<string, string>)}`;
+  let offer: CredentialOfferObject;
+  try {
+    offer = await client.resolveCredentialOffer(link);
+  } catch (error) {
+    throw explainFailure(error, 'the offer is not a valid OpenID4VCI credential offer');
+  }
+  let metadata: IssuerMetadataResult;
+  try {
+    metadata = await client.resolveIssuerMetadata(offer.credential_issuer);
+  } catch (error) {
+    throw explainFailure(error, "the issuer's metadata could not be read");
+  }
+  const { grant, txCode } = grantOf(offer);
+  if (grant === 'authorization_code') {
+    const server = metadata.authorizationServers[0];
+    if (!server?.authorization_endpoint) {
+      throw offerRefused(
+        'it needs an authorization server with an authorization endpoint, and there is none',
+      );
+    }
+  }
+  const display = displayOf(metadata.credentialIssuer.display);
+  return {
+    issuer: {
+      identifier: offer.credential_issuer,
+      name: display?.name ?? new URL(offer.credential_issuer).host,
+      logo: logoOf(display),
+      verified: false,
+    },
+    offer,
+    metadata,
+    grant,
+    txCode,
+    configurations: configurationsOf(offer, metadata),
+  };
+}

@@ -1,0 +1,382 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { findClient } from '../clients/client-repository.ts';
+import type { Database } from '../db/schema.ts';
+import { CofferError } from '../errors.ts';
+import type { OutboundClient } from '../http/outbound.ts';
+import { findHolderKeys, rememberNonce } from '../oid4vp/wallet-repository.ts';
+import { identityOfSession } from '../oid4vp/wallet-service.ts';
+import { finishInteraction, type InteractionRow, updateInteraction } from '../oidc/interaction-repository.ts';
+import {
+  gone,
+  type InteractionDeps,
+  liveInteraction,
+  startInteraction,
+} from '../oidc/interaction-service.ts';
+import type { SessionRow } from '../oidc/session-repository.ts';
+import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
+import { holderKeyContext } from '../users/user-service.ts';
+import { type IssuanceToken, requestCredential } from './credential-request.ts';
+import { scheduleDeferredIssuance } from './deferred-issuances.ts';
+import { offerRefused, type ResolvedOffer, resolveOffer } from './issuance-offer.ts';
+import { authorizationCodeToken, preAuthorizedToken, startAuthorization } from './issuance-tokens.ts';
+import { type IssuanceKey, issuanceClient, issuanceKeyOf, privateJwkOf } from './issuer-client.ts';
+import { notificationRecord, sendNotification } from './notifications.ts';
+import {
+  type ReceivedCredential,
+  type ReceivedStoreDeps,
+  storeReceivedCredential,
+} from './received-credentials.ts';
+
+export interface IssuanceDeps extends ReceivedStoreDeps {
+  outbound: OutboundClient;
+  interactions: InteractionDeps;
+  /** PUBLIC_URL (the callback's base) and OID4VCI_CLIENT_ID. */
+  config: { publicUrl: string; clientId: string; deferredTimeoutSeconds: number };
+  log: { warn(object: object, message: string): void };
+}
+
+/** An authorization request under way: what the callback needs, its secrets sealed. */
+interface PendingAuthorization {
+  stateHash: string;
+  codeVerifierSealed: string;
+  dpopKeySealed: string | null;
+  dpopNonce: string | null;
+  accountDid: string;
+}
+
+interface IssuanceParams extends ResolvedOffer {
+  authorization?: PendingAuthorization;
+}
+
+/** An offer is taken once; it is remembered for 30 days (longer than any offer lives). */
+const OFFER_MEMORY_SECONDS = 30 * 24 * 3600;
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+export const callbackUrl = (deps: IssuanceDeps) => `${deps.config.publicUrl}/v1/oid4vci/callback`;
+
+/**
+ * GET /v1/oid4vci/offer: resolves and checks the offer, takes it once, and starts the
+ * interaction in which the person logs in (unless a session says who they are) and decides.
+ */
+export async function startIssuance(
+  deps: IssuanceDeps,
+  query: { credential_offer?: string | undefined; credential_offer_uri?: string | undefined },
+  session: SessionRow | undefined,
+): Promise<string> {
+  const resolved = await resolveOffer(issuanceClient(deps.outbound, deps.config.clientId), query);
+  const nowSeconds = Math.floor(deps.now().getTime() / 1000);
+  const fingerprint = sha256(query.credential_offer_uri ?? JSON.stringify(resolved.offer));
+  if (
+    !(await rememberNonce(
+      deps.db,
+      `oid4vci:${resolved.issuer.identifier}`,
+      fingerprint,
+      nowSeconds,
+      OFFER_MEMORY_SECONDS,
+    ))
+  ) {
+    throw offerRefused('it was opened before; ask the issuer for a new offer');
+  }
+  const params: IssuanceParams = resolved;
+  return startInteraction(deps.interactions, {
+    kind: 'issuance',
+    clientId: null,
+    params: JSON.stringify(params),
+    identity: await identityOfSession(deps, session),
+  });
+}
+
+interface IssuanceState {
+  row: InteractionRow;
+  params: IssuanceParams;
+  loggedIn: boolean;
+}
+
+async function issuanceState(deps: IssuanceDeps, id: string): Promise<IssuanceState> {
+  const row = await liveInteraction(deps.interactions, id);
+  if (row.kind !== 'issuance') throw gone();
+  return {
+    row,
+    params: JSON.parse(row.params) as IssuanceParams,
+    loggedIn: row.identity_wallet !== null || row.identity_email_index !== null,
+  };
+}
+
+const accountsOf = (db: Kysely<Database>, row: InteractionRow) =>
+  findAccountsOfIdentity(db, { wallet: row.identity_wallet, emailIndex: row.identity_email_index });
+
+/** The interaction JSON's `issuance` object, and what the page shows. */
+export async function describeIssuance(deps: IssuanceDeps, id: string) {
+  const { row, params, loggedIn } = await issuanceState(deps, id);
+  const accounts = loggedIn ? await accountsOf(deps.db, row) : [];
+  return {
+    issuer: params.issuer,
+    credentials: params.configurations,
+    grant: params.grant,
+    tx_code: params.txCode,
+    accounts: await Promise.all(
+      accounts.map(async (account) => ({
+        account: account.did,
+        tenant: (await findClient(deps.db, account.tenant_id))?.name ?? `tenant ${account.tenant_id}`,
+      })),
+    ),
+    awaiting_authorization: params.authorization !== undefined,
+  };
+}
+
+export type IssuanceDescription = Awaited<ReturnType<typeof describeIssuance>>;
+
+export interface IssuanceDecision {
+  decision: 'approve' | 'decline';
+  tx_code?: string | undefined;
+  account?: string | undefined;
+}
+
+export interface IssuanceResult {
+  /** The issuer's authorization page, for the authorization code grant. */
+  redirectTo?: string;
+  received: ReceivedCredential[];
+  /** Credentials the issuer will deliver later (deferred issuance). */
+  pending: number;
+}
+
+function chooseAccount(accounts: UserIdentity[], chosen: string | undefined): UserIdentity {
+  if (accounts.length === 0) {
+    throw new CofferError(
+      'invalid_request',
+      'This identity has no account in any service of this wallet yet, so nothing can receive the credential.',
+    );
+  }
+  if (chosen === undefined) {
+    if (accounts.length > 1) {
+      throw new CofferError('invalid_request', 'Choose the account that receives the credentials.', {
+        details: [{ path: '/body/account', message: 'is required when the identity has several accounts' }],
+      });
+    }
+    return accounts[0]!;
+  }
+  const account = accounts.find((a) => a.did === chosen);
+  if (!account) {
+    throw new CofferError('invalid_request', 'That account is not one of yours.', {
+      details: [{ path: '/body/account', message: 'must be one of the listed accounts' }],
+    });
+  }
+  return account;
+}
+
+/** tx_code as the offer describes it (§4.1.1): present, of its length, digits when numeric. */
+function checkTxCode(params: IssuanceParams, txCode: string | undefined): string | undefined {
+  const asked = params.txCode;
+  if (!asked) return undefined;
+  const problem =
+    txCode === undefined || txCode === ''
+      ? 'is required: the issuer sent it to you separately'
+      : asked.length !== null && txCode.length !== asked.length
+        ? `must have ${asked.length} characters`
+        : asked.input_mode === 'numeric' && !/^\d+$/.test(txCode)
+          ? 'must be digits only'
+          : undefined;
+  if (problem) {
+    throw new CofferError('invalid_request', `The transaction code ${problem}.`, {
+      details: [{ path: '/body/tx_code', message: problem }],
+    });
+  }
+  return txCode;
+}
+
+/** The account's hosted key as an issuance key, named by its did:key URL (W3C formats' proofs). */
+async function accountKeyOf(deps: IssuanceDeps, account: UserIdentity): Promise<IssuanceKey> {
+  const [row] = await findHolderKeys(deps.db, [account.user_id]);
+  if (!row) throw gone();
+  const privateJwk = JSON.parse(deps.cipher.decrypt(row.holder_key_sealed, holderKeyContext(row.did)));
+  return issuanceKeyOf(privateJwk, `${row.did}#${row.did.slice('did:key:'.length)}`);
+}
+
+/**
+ * With a token in hand: each offered credential requested, checked and stored for the account
+ * (or scheduled, when deferred), and the issuer told the outcome. A credential the wallet
+ * refuses is reported as `credential_failure` and stores nothing.
+ */
+async function receiveOffered(
+  deps: IssuanceDeps,
+  params: IssuanceParams,
+  account: UserIdentity,
+  token: IssuanceToken,
+): Promise<IssuanceResult> {
+  const result: IssuanceResult = { received: [], pending: 0 };
+  const context = {
+    outbound: deps.outbound,
+    clientId: deps.config.clientId,
+    metadata: params.metadata,
+    token,
+    accountKey: await accountKeyOf(deps, account),
+    now: deps.now,
+  };
+  for (const configuration of params.configurations) {
+    const outcome = await requestCredential(context, configuration.id, configuration.format);
+    if (outcome.kind === 'deferred') {
+      await scheduleDeferredIssuance(deps, account, {
+        metadata: params.metadata,
+        configurationId: configuration.id,
+        format: configuration.format,
+        transactionId: outcome.transactionId,
+        intervalSeconds: outcome.intervalSeconds,
+        token,
+        keys: outcome.keys,
+      });
+      result.pending += 1;
+      continue;
+    }
+    const notify = (event: 'credential_accepted' | 'credential_failure', description?: string) =>
+      outcome.notificationId
+        ? sendNotification(deps, params.metadata, token, outcome.notificationId, event, description)
+        : Promise.resolve();
+    try {
+      result.received.push(
+        await storeReceivedCredential(deps, account, {
+          format: configuration.format,
+          credentialIssuer: params.issuer.identifier,
+          copies: outcome.copies,
+          notification: notificationRecord(params, token, outcome.notificationId),
+        }),
+      );
+    } catch (error) {
+      await notify('credential_failure', error instanceof Error ? error.message : undefined);
+      throw error;
+    }
+    await notify('credential_accepted');
+  }
+  return result;
+}
+
+/**
+ * The person's answer (POST /interaction/{id}/consent on an issuance). Decline ends it without
+ * a word to the issuer. Approve, with a pre-authorized code: token, credentials, storage, here
+ * and now; with the authorization grant: the issuer's authorization page comes first.
+ */
+export async function decideIssuance(
+  deps: IssuanceDeps,
+  id: string,
+  body: IssuanceDecision,
+): Promise<IssuanceResult> {
+  const { row, params, loggedIn } = await issuanceState(deps, id);
+  if (body.decision === 'decline') {
+    if (!(await finishInteraction(deps.db, row.id, {}))) throw gone();
+    return { received: [], pending: 0 };
+  }
+  if (!loggedIn) {
+    throw new CofferError(
+      'invalid_request',
+      'Log in first: the wallet needs to know whose credentials these are.',
+    );
+  }
+  if (params.authorization) {
+    throw new CofferError('invalid_request', "This issuance is waiting for the issuer's authorization page.");
+  }
+  const account = chooseAccount(await accountsOf(deps.db, row), body.account);
+  const grant = {
+    outbound: deps.outbound,
+    clientId: deps.config.clientId,
+    offer: params.offer,
+    metadata: params.metadata,
+  };
+  if (params.grant === 'pre-authorized_code') {
+    // The interaction ends once the issuer accepted the code: a mistyped tx_code can be corrected.
+    const token = await preAuthorizedToken(grant, checkTxCode(params, body.tx_code));
+    if (!(await finishInteraction(deps.db, row.id, { user_id: account.user_id }))) throw gone();
+    return receiveOffered(deps, params, account, token);
+  }
+  const secret = randomBytes(24).toString('base64url');
+  const started = await startAuthorization({
+    ...grant,
+    state: `${row.id}.${secret}`,
+    redirectUri: callbackUrl(deps),
+  });
+  const authorization: PendingAuthorization = {
+    stateHash: sha256(secret),
+    codeVerifierSealed: deps.cipher.encrypt(started.codeVerifier, `interactions/${row.id}/pkce`),
+    dpopKeySealed: started.dpopKey
+      ? deps.cipher.encrypt(JSON.stringify(privateJwkOf(started.dpopKey)), `interactions/${row.id}/dpop`)
+      : null,
+    dpopNonce: started.dpopNonce ?? null,
+    accountDid: account.did,
+  };
+  await updateInteraction(deps.db, row.id, {
+    params: JSON.stringify({ ...params, authorization }),
+    user_id: account.user_id,
+  });
+  return { redirectTo: started.url, received: [], pending: 0 };
+}
+
+export interface CallbackQuery {
+  state?: string | undefined;
+  code?: string | undefined;
+  error?: string | undefined;
+  error_description?: string | undefined;
+  iss?: string | undefined;
+}
+
+const foreignCallback = () =>
+  new CofferError(
+    'forbidden',
+    'This answer from an issuer does not belong to an issuance started in this browser; start again from the offer.',
+  );
+
+/**
+ * GET /v1/oid4vci/callback (RFC 6749 §4.1.2, RFC 9207): the state must name a live issuance of
+ * this browser's session; then the code is exchanged and the credentials received.
+ */
+export async function finishAuthorization(
+  deps: IssuanceDeps,
+  query: CallbackQuery,
+  session: SessionRow | undefined,
+): Promise<IssuanceResult> {
+  const [interactionId, secret] = (query.state ?? '').split('.');
+  if (!interactionId || !secret || !session) throw foreignCallback();
+  let state: IssuanceState;
+  try {
+    state = await issuanceState(deps, interactionId);
+  } catch {
+    throw foreignCallback();
+  }
+  const { row, params } = state;
+  const pending = params.authorization;
+  if (!pending || pending.stateHash !== sha256(secret)) throw foreignCallback();
+  const accounts = await accountsOf(deps.db, row);
+  const account = accounts.find((a) => a.did === pending.accountDid);
+  if (!account || !accounts.some((a) => a.user_id === session.user_id)) throw foreignCallback();
+  const server = params.metadata.authorizationServers[0]!;
+  if (
+    query.iss !== undefined
+      ? query.iss !== server.issuer
+      : server.authorization_response_iss_parameter_supported === true
+  ) {
+    throw offerRefused('the answer does not come from the authorization server the request went to (iss)');
+  }
+  if (!(await finishInteraction(deps.db, row.id, {}))) throw gone();
+  if (query.error !== undefined || query.code === undefined) {
+    throw new CofferError(
+      'invalid_request',
+      `The issuer did not authorize the issuance: ${(query.error_description ?? query.error ?? 'no code was returned').slice(0, 300)}.`,
+    );
+  }
+  const dpopKey = pending.dpopKeySealed
+    ? issuanceKeyOf(JSON.parse(deps.cipher.decrypt(pending.dpopKeySealed, `interactions/${row.id}/dpop`)))
+    : null;
+  const token = await authorizationCodeToken(
+    {
+      outbound: deps.outbound,
+      clientId: deps.config.clientId,
+      offer: params.offer,
+      metadata: params.metadata,
+      code: query.code,
+      codeVerifier: deps.cipher.decrypt(pending.codeVerifierSealed, `interactions/${row.id}/pkce`),
+      redirectUri: callbackUrl(deps),
+    },
+    dpopKey,
+    pending.dpopNonce ?? undefined,
+  );
+  return receiveOffered(deps, params, account, token);
+}

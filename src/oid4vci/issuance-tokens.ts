@@ -1,0 +1,163 @@
+import type { AuthorizationServerMetadata } from '@openid4vc/oauth2';
+import { Oauth2Client, Oauth2ClientErrorResponseError } from '@openid4vc/oauth2';
+import type { CredentialOfferObject, IssuerMetadataResult } from '@openid4vc/openid4vci';
+import { CofferError } from '../errors.ts';
+import type { OutboundClient } from '../http/outbound.ts';
+import { dpopOptions, type IssuanceToken } from './credential-request.ts';
+import { explainFailure } from './issuance-offer.ts';
+import { type IssuanceKey, issuanceCallbacks, issuanceClient, newIssuanceKey } from './issuer-client.ts';
+
+/**
+ * The grants (§3.5, §6): the pre-authorized code (with the person's tx_code) and the
+ * authorization code (PKCE S256, PAR when the server has an endpoint for it, DPoP when it
+ * supports ES256 proofs), through the library's client.
+ */
+
+export interface GrantContext {
+  outbound: OutboundClient;
+  clientId: string;
+  offer: CredentialOfferObject;
+  metadata: IssuerMetadataResult;
+}
+
+/** The authorization server of the offer's grant (§12.2.4 authorization_servers). */
+export function authorizationServerOf(metadata: IssuerMetadataResult): AuthorizationServerMetadata {
+  return metadata.authorizationServers[0]!;
+}
+
+/** A DPoP key when the authorization server takes ES256 DPoP proofs (RFC 9449 §5.1), else none. */
+export function dpopKeyFor(server: AuthorizationServerMetadata): IssuanceKey | null {
+  const algorithms = server.dpop_signing_alg_values_supported;
+  return Array.isArray(algorithms) && algorithms.includes('ES256') ? newIssuanceKey('ES256') : null;
+}
+
+const tokenOf = (
+  accessToken: { access_token: string; token_type: string },
+  dpopKey: IssuanceKey | null,
+  nonce: string | undefined,
+): IssuanceToken => ({
+  accessToken: accessToken.access_token,
+  // A server that answers a DPoP proof with a Bearer token did not bind it; the key is then unused.
+  dpop: dpopKey && accessToken.token_type.toLowerCase() === 'dpop' ? { key: dpopKey, nonce } : null,
+});
+
+export async function preAuthorizedToken(
+  context: GrantContext,
+  txCode: string | undefined,
+): Promise<IssuanceToken> {
+  const dpopKey = dpopKeyFor(authorizationServerOf(context.metadata));
+  const client = issuanceClient(context.outbound, context.clientId, dpopKey ? [dpopKey] : []);
+  const dpop = dpopKey
+    ? dpopOptions({ accessToken: '', dpop: { key: dpopKey, nonce: undefined } })
+    : undefined;
+  try {
+    const answer = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+      credentialOffer: context.offer,
+      issuerMetadata: context.metadata,
+      ...(txCode === undefined ? {} : { txCode }),
+      ...(dpop ? { dpop } : {}),
+    });
+    return tokenOf(answer.accessTokenResponse, dpopKey, answer.dpop?.nonce);
+  } catch (error) {
+    const refusal = error instanceof Oauth2ClientErrorResponseError ? error.errorResponse : undefined;
+    if (txCode !== undefined && refusal?.error === 'invalid_grant') {
+      throw new CofferError(
+        'invalid_request',
+        `The issuer did not accept the transaction code${refusal.error_description ? `: ${String(refusal.error_description).slice(0, 200)}` : ''}. Check it and try again.`,
+        { details: [{ path: '/body/tx_code', message: 'was not accepted by the issuer' }] },
+      );
+    }
+    throw explainFailure(error, 'the issuer did not accept the offer');
+  }
+}
+
+export interface StartedAuthorization {
+  url: string;
+  codeVerifier: string;
+  dpopKey: IssuanceKey | null;
+  dpopNonce: string | undefined;
+}
+
+/** Scope where every offered configuration has one, else authorization_details (§5.1.1–5.1.2). */
+function authorizationScope(metadata: IssuerMetadataResult, ids: string[]) {
+  const supported = metadata.credentialIssuer.credential_configurations_supported as Record<
+    string,
+    { scope?: string }
+  >;
+  const scopes = ids.map((id) => supported[id]?.scope);
+  if (scopes.every((scope) => typeof scope === 'string')) return { scope: scopes.join(' ') };
+  return {
+    additional: {
+      authorization_details: ids.map((id) => ({
+        type: 'openid_credential',
+        credential_configuration_id: id,
+      })),
+    },
+  };
+}
+
+/**
+ * The authorization request: built with Oauth2Client.createAuthorizationRequestUrl, which keeps
+ * `state` (the offer-based helper of openid4vci 0.4.6 drops it) and pushes it when the server
+ * has a PAR endpoint. PKCE is always S256, even when the server's metadata does not list it.
+ */
+export async function startAuthorization(
+  context: GrantContext & { state: string; redirectUri: string },
+): Promise<StartedAuthorization> {
+  const server = authorizationServerOf(context.metadata);
+  const dpopKey = dpopKeyFor(server);
+  const callbacks = issuanceCallbacks(context.outbound, context.clientId, dpopKey ? [dpopKey] : []);
+  const grant = context.offer.grants?.['authorization_code'] as { issuer_state?: string } | undefined;
+  const { scope, additional } = authorizationScope(
+    context.metadata,
+    context.offer.credential_configuration_ids,
+  );
+  try {
+    const started = await new Oauth2Client({ callbacks }).createAuthorizationRequestUrl({
+      authorizationServerMetadata: { ...server, code_challenge_methods_supported: ['S256'] },
+      clientId: context.clientId,
+      redirectUri: context.redirectUri,
+      state: context.state,
+      ...(scope ? { scope } : {}),
+      additionalRequestPayload: {
+        ...additional,
+        ...(grant?.issuer_state ? { issuer_state: grant.issuer_state } : {}),
+      },
+      ...(dpopKey
+        ? { dpop: dpopOptions({ accessToken: '', dpop: { key: dpopKey, nonce: undefined } })! }
+        : {}),
+    });
+    return {
+      url: started.authorizationRequestUrl,
+      codeVerifier: started.pkce!.codeVerifier,
+      dpopKey,
+      dpopNonce: started.dpop?.nonce,
+    };
+  } catch (error) {
+    throw explainFailure(error, 'its authorization server did not take the authorization request');
+  }
+}
+
+export async function authorizationCodeToken(
+  context: GrantContext & { code: string; codeVerifier: string; redirectUri: string },
+  dpopKey: IssuanceKey | null,
+  dpopNonce: string | undefined,
+): Promise<IssuanceToken> {
+  const client = issuanceClient(context.outbound, context.clientId, dpopKey ? [dpopKey] : []);
+  const dpop = dpopKey
+    ? dpopOptions({ accessToken: '', dpop: { key: dpopKey, nonce: dpopNonce } })
+    : undefined;
+  try {
+    const answer = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+      credentialOffer: context.offer,
+      issuerMetadata: context.metadata,
+      authorizationCode: context.code,
+      pkceCodeVerifier: context.codeVerifier,
+      redirectUri: context.redirectUri,
+      ...(dpop ? { dpop } : {}),
+    });
+    return tokenOf(answer.accessTokenResponse, dpopKey, answer.dpop?.nonce);
+  } catch (error) {
+    throw explainFailure(error, 'the issuer did not exchange the authorization code');
+  }
+}

@@ -1,0 +1,125 @@
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type JsonWebKey,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
+import { type CallbackContext, clientAuthenticationNone, type JwtSigner } from '@openid4vc/oauth2';
+import { Openid4vciClient } from '@openid4vc/openid4vci';
+import { CompactSign } from 'jose';
+import { type OutboundClient, OutboundError } from '../http/outbound.ts';
+
+/**
+ * The wallet side of OpenID4VCI is @openid4vc/openid4vci and @openid4vc/oauth2 (DESIGN.md,
+ * Chosen dependencies); Coffer gives them their callbacks: fetch under the wallet's outbound
+ * rules, hashing, randomness, and JWT signing with the keys of one issuance.
+ */
+
+/** Credentials, batches of them and metadata are larger than a verifier's request: 1 MiB. */
+const ISSUANCE_MAX_BYTES = 1024 * 1024;
+
+function bodyOf(body: RequestInit['body']): string | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return body;
+  if (body instanceof URLSearchParams) return body.toString();
+  throw new OutboundError('the request body is of a kind Coffer does not send');
+}
+
+/** `fetch` for the libraries, made by the outbound client: HTTPS only, limits, no redirects, no private targets. */
+export function outboundFetch(outbound: OutboundClient): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = (init?.method ?? 'GET').toUpperCase();
+    if (method !== 'GET' && method !== 'POST')
+      throw new OutboundError(`Coffer does not send ${method} requests`);
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const body = bodyOf(init?.body);
+    const answer = await outbound({
+      method,
+      url,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      maxBytes: ISSUANCE_MAX_BYTES,
+    });
+    const responseHeaders = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')
+        responseHeaders.set(name, value);
+    }
+    const status = answer.status >= 200 && answer.status <= 599 ? answer.status : 502;
+    const empty = status === 204 || status === 205 || status === 304;
+    return new Response(empty ? null : answer.body, { status, headers: responseHeaders });
+  }) as typeof fetch;
+}
+
+/** A private key of one issuance: a DPoP key, a holder key, or the account's did:key. */
+export interface IssuanceKey {
+  privateKey: KeyObject;
+  publicJwk: JsonWebKey;
+  /** For the account's did:key: the DID URL proofs name in `kid`. */
+  didUrl?: string;
+}
+
+export function issuanceKeyOf(privateJwk: JsonWebKey, didUrl?: string): IssuanceKey {
+  const privateKey = createPrivateKey({ key: privateJwk, format: 'jwk' });
+  const publicJwk = createPublicKey(privateKey).export({ format: 'jwk' });
+  return { privateKey, publicJwk, ...(didUrl ? { didUrl } : {}) };
+}
+
+/** A fresh key: P-256 for ES256, Ed25519 for EdDSA. */
+export function newIssuanceKey(algorithm: 'ES256' | 'EdDSA'): IssuanceKey {
+  const { privateKey } =
+    algorithm === 'ES256'
+      ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      : generateKeyPairSync('ed25519');
+  return { privateKey, publicJwk: createPublicKey(privateKey).export({ format: 'jwk' }) };
+}
+
+export const privateJwkOf = (key: IssuanceKey): JsonWebKey => key.privateKey.export({ format: 'jwk' });
+
+const sameKey = (a: JsonWebKey, b: Record<string, unknown>) =>
+  a.kty === b['kty'] && a.crv === b['crv'] && a.x === b['x'] && (a.y ?? null) === (b['y'] ?? null);
+
+function keyOfSigner(keys: IssuanceKey[], signer: JwtSigner): IssuanceKey {
+  const key =
+    signer.method === 'jwk'
+      ? keys.find((k) => sameKey(k.publicJwk, signer.publicJwk as Record<string, unknown>))
+      : signer.method === 'did'
+        ? keys.find((k) => k.didUrl === signer.didUrl)
+        : undefined;
+  if (!key) throw new Error(`no key of this issuance signs for ${signer.method}`);
+  return key;
+}
+
+const HASHES = { 'sha-256': 'sha256', 'sha-384': 'sha384', 'sha-512': 'sha512' } as const;
+
+/** The library callbacks for one issuance, signing with its keys only. */
+export function issuanceCallbacks(
+  outbound: OutboundClient,
+  clientId: string,
+  keys: IssuanceKey[],
+): Omit<CallbackContext, 'verifyJwt' | 'decryptJwe' | 'encryptJwe'> {
+  return {
+    fetch: outboundFetch(outbound),
+    hash: (data, algorithm) => createHash(HASHES[algorithm]).update(data).digest(),
+    generateRandom: (length) => randomBytes(length),
+    clientAuthentication: clientAuthenticationNone({ clientId }),
+    signJwt: async (signer, { header, payload }) => {
+      const key = keyOfSigner(keys, signer);
+      const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+        .setProtectedHeader(header as { alg: string })
+        .sign(key.privateKey);
+      return { jwt, signerJwk: key.publicJwk as never };
+    },
+  };
+}
+
+export function issuanceClient(outbound: OutboundClient, clientId: string, keys: IssuanceKey[] = []) {
+  return new Openid4vciClient({ callbacks: issuanceCallbacks(outbound, clientId, keys) });
+}

@@ -1,0 +1,70 @@
+import type { IssuerMetadataResult } from '@openid4vc/openid4vci';
+import type { OutboundClient } from '../http/outbound.ts';
+import { dpopOptions, type IssuanceToken, rememberDpopNonce } from './credential-request.ts';
+import { issuanceClient, privateJwkOf } from './issuer-client.ts';
+
+export type NotificationEvent = 'credential_accepted' | 'credential_failure' | 'credential_deleted';
+
+export interface NotificationDeps {
+  outbound: OutboundClient;
+  config: { clientId: string };
+  log: { warn(object: object, message: string): void };
+}
+
+/** §11.1: event_description is printable ASCII without `"` and `\`. */
+const describable = (text: string) => text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, ' ').slice(0, 300);
+
+/**
+ * Tells the issuer what became of a credential (§11). The issuance does not depend on it: a
+ * notification that fails is logged, not retried, as §11 leaves it to the wallet.
+ */
+export async function sendNotification(
+  deps: NotificationDeps,
+  metadata: IssuerMetadataResult,
+  token: IssuanceToken,
+  notificationId: string,
+  event: NotificationEvent,
+  description?: string,
+): Promise<void> {
+  if (!metadata.credentialIssuer.notification_endpoint) return;
+  const client = issuanceClient(deps.outbound, deps.config.clientId, token.dpop ? [token.dpop.key] : []);
+  const dpop = dpopOptions(token);
+  try {
+    const answer = await client.sendNotification({
+      issuerMetadata: metadata,
+      accessToken: token.accessToken,
+      notification: {
+        notificationId,
+        event,
+        ...(description ? { eventDescription: describable(description) } : {}),
+      },
+      ...(dpop ? { dpop } : {}),
+    });
+    rememberDpopNonce(token, answer.dpop?.nonce);
+  } catch (error) {
+    deps.log.warn(
+      {
+        issuer: metadata.credentialIssuer.credential_issuer,
+        event,
+        reason: (error as Error).message?.slice(0, 200),
+      },
+      'the issuer was not notified',
+    );
+  }
+}
+
+/** What `credential_deleted` will need later (DESIGN.md, The person's wallet). */
+export function notificationRecord(
+  params: { metadata: IssuerMetadataResult },
+  token: IssuanceToken,
+  id: string | null,
+) {
+  const endpoint = params.metadata.credentialIssuer.notification_endpoint;
+  if (!id || !endpoint) return null;
+  return {
+    notification_id: id,
+    credential_issuer: params.metadata.credentialIssuer.credential_issuer,
+    access_token: token.accessToken,
+    dpop_key: token.dpop ? privateJwkOf(token.dpop.key) : null,
+  };
+}

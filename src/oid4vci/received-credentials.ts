@@ -1,0 +1,115 @@
+import type { JsonWebKey, X509Certificate } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { insertReceivedCredential } from '../credentials/credential-repository.ts';
+import { contentHash, credentialContext, readable } from '../credentials/credential-service.ts';
+import { isUniqueViolation, now } from '../db/dialect.ts';
+import type { Database } from '../db/schema.ts';
+import { type FormatId, type ParsedCredential, rejected } from '../formats/credential-format.ts';
+import type { FormatRegistry } from '../formats/registry.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+import type { EncryptedStore } from '../storage/index.ts';
+import type { UserIdentity } from '../users/user-repository.ts';
+import { type IssuanceKey, privateJwkOf } from './issuer-client.ts';
+
+export interface ReceivedStoreDeps {
+  db: Kysely<Database>;
+  store: EncryptedStore;
+  cipher: FieldCipher;
+  formats: FormatRegistry;
+  contentKey: Uint8Array;
+  issuerTrustAnchors: X509Certificate[];
+  now: () => Date;
+}
+
+/** One copy as the issuer delivered it, with the holder key its proof named. */
+export interface ReceivedCopy {
+  value: unknown;
+  key: IssuanceKey;
+}
+
+export interface ReceivedCredential {
+  credentialId: string;
+  format: FormatId;
+  type: string | string[];
+}
+
+/** The associated data that binds a copy's sealed holder key to its account and block. */
+export const copyKeyContext = (did: string, cid: string) => `credential-copies/${did}/${cid}/holder_key`;
+
+const sameKey = (a: JsonWebKey, b: JsonWebKey) =>
+  a.kty === b.kty && a.crv === b.crv && a.x === b.x && (a.y ?? null) === (b.y ?? null);
+
+/**
+ * A copy is kept only when it passes the store's checks and names as its holder the key the
+ * wallet proved for it (SD-JWT cnf, mdoc deviceKey), or the account's own DID for the W3C
+ * formats, whose proofs the account's did:key signs.
+ */
+async function checkedCopy(
+  deps: ReceivedStoreDeps,
+  account: UserIdentity,
+  formatId: FormatId,
+  copy: ReceivedCopy,
+): Promise<ParsedCredential> {
+  const format = deps.formats.get(formatId);
+  if ((formatId === 'ldp_vc') !== (typeof copy.value === 'object' && copy.value !== null)) {
+    throw rejected(`the issuer's answer is not a ${formatId} credential`);
+  }
+  const parsed = await readable(format, () =>
+    format.parse(copy.value, { now: deps.now(), issuerTrustAnchors: deps.issuerTrustAnchors }),
+  );
+  const holder = parsed.holder;
+  const bound = holder.kind === 'key' ? sameKey(holder.jwk, copy.key.publicJwk) : holder.did === account.did;
+  if (!bound) throw rejected('it is not bound to the key this wallet proved to the issuer');
+  await readable(format, () => parsed.verify());
+  return parsed;
+}
+
+/**
+ * Stores every copy of one received credential for the chosen account, or none: all copies are
+ * checked before the first block is written, and the row and its copies are one transaction.
+ */
+export async function storeReceivedCredential(
+  deps: ReceivedStoreDeps,
+  account: UserIdentity,
+  input: { format: FormatId; credentialIssuer: string; copies: ReceivedCopy[]; notification: unknown },
+): Promise<ReceivedCredential> {
+  const parsed: ParsedCredential[] = [];
+  for (const copy of input.copies) parsed.push(await checkedCopy(deps, account, input.format, copy));
+  const first = parsed[0]!;
+  const cids = await Promise.all(
+    parsed.map((p) => deps.store.putEncrypted(p.stored, credentialContext(account.did))),
+  );
+  try {
+    await insertReceivedCredential(
+      deps.db,
+      {
+        user_id: account.user_id,
+        credential_id: first.summary.id,
+        cid: cids[0]!,
+        content_hash: contentHash(deps, first.stored),
+        issuer_client_id: null,
+        credential_issuer: input.credentialIssuer,
+        notification_sealed:
+          input.notification === null
+            ? null
+            : deps.cipher.encrypt(
+                JSON.stringify(input.notification),
+                `credentials/${account.did}/${first.summary.id}/notification`,
+              ),
+        created_at: now(),
+        format: input.format,
+      },
+      cids.map((cid, i) => ({
+        cid,
+        holder_key_sealed: deps.cipher.encrypt(
+          JSON.stringify(privateJwkOf(input.copies[i]!.key)),
+          copyKeyContext(account.did, cid),
+        ),
+      })),
+    );
+  } catch (error) {
+    if (isUniqueViolation(error)) throw rejected(`this wallet already holds credential ${first.summary.id}`);
+    throw error;
+  }
+  return { credentialId: first.summary.id, format: input.format, type: first.summary.type };
+}
