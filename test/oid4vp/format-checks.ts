@@ -44,8 +44,16 @@ export async function checkSdJwtPresentation(
         { key: issuerKey, dsaEncoding: 'ieee-p1363' },
         Buffer.from(signature, 'base64url'),
       ),
+    // EdDSA for the account's hosted key; ES256 (raw r||s) for a P-256 key proved to an issuer.
     kbVerifier: async (data, signature) =>
-      verify(null, Buffer.from(data), holderKey, Buffer.from(signature, 'base64url')),
+      holderKey.asymmetricKeyType === 'ec'
+        ? verify(
+            'sha256',
+            Buffer.from(data),
+            { key: holderKey, dsaEncoding: 'ieee-p1363' },
+            Buffer.from(signature, 'base64url'),
+          )
+        : verify(null, Buffer.from(data), holderKey, Buffer.from(signature, 'base64url')),
   });
   const result = await instance.verify(text, { keyBindingNonce: audience.nonce });
   const kb = result.kb!;

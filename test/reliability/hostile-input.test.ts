@@ -497,6 +497,97 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
+  test('the OpenID4VCI offer endpoint, callback and issuance list', async () => {
+    // Issuer addresses that are refused before any connection (no private targets here), so that
+    // the fuzzing never waits on DNS or a network it cannot reach.
+    const issuerUrl = fc.oneof(
+      fc.constantFrom(
+        'https://127.0.0.1:1/issuer',
+        'https://10.0.0.1',
+        'http://issuer.example',
+        'https://localhost/x',
+      ),
+      nasty.filter((text) => !/https:/i.test(text)),
+    );
+    const offer = fc.oneof(
+      fc.record(
+        {
+          credential_issuer: fc.oneof(issuerUrl, nastyValue),
+          credential_configuration_ids: fc.oneof(fc.array(nasty, { maxLength: 3 }), nastyValue),
+          grants: fc.oneof(
+            fc.record({
+              'urn:ietf:params:oauth:grant-type:pre-authorized_code': fc.record({
+                'pre-authorized_code': nastyValue,
+                tx_code: nastyValue,
+              }),
+            }),
+            nastyValue,
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.jsonValue({ maxDepth: 3 }),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.record(
+          {
+            credential_offer: fc.oneof(
+              offer.map((o) => JSON.stringify(o)),
+              nasty,
+            ),
+            credential_offer_uri: issuerUrl,
+            extra: nasty,
+          },
+          { requiredKeys: [] },
+        ),
+        fc.constantFrom('application/json', 'text/html', '*/*'),
+        async (params, accept) =>
+          send({
+            method: 'GET',
+            path: `/v1/oid4vci/offer?${new URLSearchParams(params)}`,
+            headers: { accept },
+          }),
+      ),
+      runs(500),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.record(
+          {
+            code: nasty,
+            state: fc.oneof(
+              nasty,
+              nasty.map((t) => `${t}.${t}`),
+            ),
+            iss: nasty,
+            error: nasty,
+            error_description: nasty,
+          },
+          { requiredKeys: [] },
+        ),
+        fc.constantFrom('application/json', 'text/html'),
+        async (params, accept) =>
+          send({
+            method: 'GET',
+            path: `/v1/oid4vci/callback?${new URLSearchParams(params)}`,
+            headers: { accept },
+          }),
+      ),
+      runs(300),
+    );
+    await check(
+      fc.asyncProperty(nasty, async (cookie) =>
+        send({
+          method: 'GET',
+          path: '/v1/oid4vci/issuances',
+          headers: { cookie: `coffer_session=${asHeader(cookie)}` },
+        }),
+      ),
+      runs(100),
+    );
+  });
+
   test('malformed bodies, wrong media types, deep nesting and oversized headers', async () => {
     const targets = [
       ['POST', '/v1/sub_client'],
