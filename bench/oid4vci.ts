@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { logInWithWallet } from '../src/users/user-login.ts';
-import { startTestIssuer } from '../test/helpers/issuers/oid4vci-issuer.ts';
+import { startTestIssuer } from '../test/helpers/issuers/openid4vci-issuer.ts';
 import { signSiwe } from '../test/oidc/flow-helpers.ts';
 import { createRelyingParty, withServerState } from './seed.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';

@@ -3,7 +3,7 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
-import { startTestIssuer } from '../helpers/issuers/oid4vci-issuer.ts';
+import { startTestIssuer } from '../helpers/issuers/openid4vci-issuer.ts';
 import { PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { startTestServer } from '../helpers/server.ts';
 import {
@@ -111,7 +111,7 @@ for (const kind of DATABASE_KINDS) {
       });
       assert.equal(refused.status, 400);
       assert.match(
-        (await refused.json()).error_description,
+        ((await refused.json()) as { error_description: string }).error_description,
         /did not authorize the issuance: The person cancelled/,
       );
       assert.equal((await listed(world)).length, before);
@@ -141,7 +141,7 @@ describe('OpenID4VCI 1.0: deferred and batch issuance, on sqlite', () => {
     const pending = await fetch(`${world.server.url}/v1/oid4vci/issuances`, {
       headers: { cookie: world.cookie! },
     });
-    assert.equal((await pending.json()).data[0].status, 'pending');
+    assert.equal(((await pending.json()) as { data: Array<{ status: string }> }).data[0]!.status, 'pending');
 
     const entries = await eventually(async () => {
       const list = await listed(world);
@@ -152,7 +152,7 @@ describe('OpenID4VCI 1.0: deferred and batch issuance, on sqlite', () => {
     const done = await fetch(`${world.server.url}/v1/oid4vci/issuances`, {
       headers: { cookie: world.cookie! },
     });
-    assert.equal((await done.json()).data[0].status, 'done');
+    assert.equal(((await done.json()) as { data: Array<{ status: string }> }).data[0]!.status, 'done');
     await eventually(async () =>
       world.issuer.events.notifications.some((n) => n.event === 'credential_accepted') ? true : undefined,
     );
@@ -193,7 +193,10 @@ describe('OpenID4VCI 1.0: outbound rules', () => {
         { headers: { accept: 'application/json' }, redirect: 'manual' },
       );
       assert.equal(response.status, 502);
-      assert.match((await response.json()).error_description, /private or loopback address/);
+      assert.match(
+        ((await response.json()) as { error_description: string }).error_description,
+        /private or loopback address/,
+      );
       assert.equal(issuer.events.offerFetches, 0, 'the issuer was never contacted');
       const stillThere = await fetchWithCa(issuer.tlsCaPem, offerUri);
       assert.equal(stillThere.status, 200);

@@ -11,7 +11,7 @@ import {
   startTestIssuer,
   type TestIssuer,
   type TestIssuerOptions,
-} from '../helpers/issuers/oid4vci-issuer.ts';
+} from '../helpers/issuers/openid4vci-issuer.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startVerifier, type Transaction, type Verifier } from '../oid4vp/verifier.ts';
 import { approve, logInWithSiweInConsent, startConsent } from '../oid4vp/wallet-helpers.ts';

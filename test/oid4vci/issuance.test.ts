@@ -203,7 +203,7 @@ for (const kind of DATABASE_KINDS) {
       const cases: Array<[string, number, RegExp]> = [
         ['', 400, /exactly one of credential_offer and credential_offer_uri/],
         [
-          `credential_offer=%7B&credential_offer_uri=${encodeURIComponent(`${issuerUrl}/x`)}`,
+          `credential_offer=%7B%7D&credential_offer_uri=${encodeURIComponent(`${issuerUrl}/x`)}`,
           400,
           /exactly one/,
         ],
