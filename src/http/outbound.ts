@@ -38,7 +38,15 @@ export interface OutboundResponse {
 /** Why an outbound request was not made or failed; the message is for the verifier or the person. */
 export class OutboundError extends Error {
   override readonly name = 'OutboundError';
+  /** True when Coffer refused the target before connecting (the address, not the peer, is at fault). */
+  readonly refused: boolean;
+  constructor(message: string, options: { refused?: boolean } = {}) {
+    super(message);
+    this.refused = options.refused === true;
+  }
 }
+
+const refusedTarget = (message: string) => new OutboundError(message, { refused: true });
 
 const PRIVATE = new BlockList();
 for (const [network, prefix] of [
@@ -89,7 +97,7 @@ function checkedLookup(allowPrivate: boolean): typeof dnsLookup {
       const list = addresses as LookupAddress[];
       const usable = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
       if (usable.length === 0) {
-        return callback(new OutboundError(`${hostname} resolves only to private or loopback addresses`));
+        return callback(refusedTarget(`${hostname} resolves only to private or loopback addresses`));
       }
       const wantsAll = (options as { all?: boolean }).all === true;
       if (wantsAll) return callback(null, usable);
@@ -104,16 +112,16 @@ export function checkOutboundTarget(url: string, allowPrivateTargets: boolean): 
   try {
     target = new URL(url);
   } catch {
-    throw new OutboundError(`${url.slice(0, 200)} is not an absolute URL`);
+    throw refusedTarget(`${url.slice(0, 200)} is not an absolute URL`);
   }
-  if (target.protocol !== 'https:') throw new OutboundError(`${target.origin} is not an https: address`);
-  if (target.username || target.password) throw new OutboundError('the address must not carry credentials');
+  if (target.protocol !== 'https:') throw refusedTarget(`${target.origin} is not an https: address`);
+  if (target.username || target.password) throw refusedTarget('the address must not carry credentials');
   const host = target.hostname.replace(/^\[|\]$/g, '');
   if (
     !allowPrivateTargets &&
     (isIP(host) ? isPrivateAddress(host) : /^localhost$|\.localhost$/i.test(host))
   ) {
-    throw new OutboundError(`${target.host} is a private or loopback address`);
+    throw refusedTarget(`${target.host} is a private or loopback address`);
   }
   return target;
 }

@@ -44,15 +44,18 @@ const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 export const offerRefused = (why: string) =>
   new CofferError('invalid_request', `This credential offer cannot be used: ${why}.`);
 
-export const issuerUnreachable = (why: string) =>
-  new CofferError('bad_gateway', `The credential issuer could not be reached: ${why}.`);
+/** A network failure is the issuer's (502); an address the wallet will not contact is the offer's (400). */
+export const issuerUnreachable = (error: OutboundError) =>
+  error.refused
+    ? offerRefused(`it points the wallet at an address it does not contact: ${error.message}`)
+    : new CofferError('bad_gateway', `The credential issuer could not be reached: ${error.message}.`);
 
 /** Library and network failures, as the sentence the person reads. */
 export function explainFailure(error: unknown, what: string): CofferError {
   if (error instanceof CofferError) return error;
-  if (error instanceof OutboundError) return issuerUnreachable(error.message);
+  if (error instanceof OutboundError) return issuerUnreachable(error);
   const cause = (error as { cause?: unknown })?.cause;
-  if (cause instanceof OutboundError) return issuerUnreachable(cause.message);
+  if (cause instanceof OutboundError) return issuerUnreachable(cause);
   const message = error instanceof Error ? error.message.split('\n')[0]!.slice(0, 300) : 'unknown failure';
   return offerRefused(`${what}: ${message}`);
 }

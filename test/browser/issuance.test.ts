@@ -53,6 +53,7 @@ describe('OpenID4VCI credential offer in Chromium', { skip: chromiumMissing }, (
 
     const code = page.getByRole('textbox', { name: 'Transaction code' });
     await code.fill('000000');
+    t.expectErrorResponse(`${new URL(page.url()).pathname}/consent`, 400);
     await page.getByRole('button', { name: 'Add to my wallet' }).click();
     await page
       .getByRole('alert')

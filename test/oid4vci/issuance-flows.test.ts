@@ -192,7 +192,7 @@ describe('OpenID4VCI 1.0: outbound rules', () => {
         `${server.url}/v1/oid4vci/offer?credential_offer_uri=${encodeURIComponent(offerUri)}`,
         { headers: { accept: 'application/json' }, redirect: 'manual' },
       );
-      assert.equal(response.status, 502);
+      assert.equal(response.status, 400);
       assert.match(
         ((await response.json()) as { error_description: string }).error_description,
         /private or loopback address/,

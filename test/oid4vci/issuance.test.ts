@@ -220,7 +220,7 @@ for (const kind of DATABASE_KINDS) {
         ],
         [
           `credential_offer_uri=${encodeURIComponent('http://issuer.example/offer')}`,
-          502,
+          400,
           /not an https: address/,
         ],
         [`credential_offer_uri=${encodeURIComponent(`${issuerUrl}/offers/unknown`)}`, 400, /not a valid/],
