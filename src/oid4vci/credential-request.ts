@@ -1,16 +1,23 @@
-import type { JwtSigner, RequestDpopOptions } from '@openid4vc/oauth2';
+import type { JwtSigner } from '@openid4vc/oauth2';
 import { type IssuerMetadataResult, Openid4vciRetrieveCredentialsError } from '@openid4vc/openid4vci';
 import type { FormatId } from '../formats/credential-format.ts';
 import type { OutboundClient } from '../http/outbound.ts';
+import {
+  type EncryptedAnswer,
+  encryptedCredentialCall,
+  type ResponseEncryption,
+  responseEncryptionFor,
+} from './credential-encryption.ts';
 import { explainFailure, offerRefused } from './issuance-offer.ts';
-import { type IssuanceKey, issuanceClient, newIssuanceKey } from './issuer-client.ts';
+import {
+  dpopOptions,
+  type IssuanceKey,
+  type IssuanceToken,
+  issuanceClient,
+  newIssuanceKey,
+  rememberDpopNonce,
+} from './issuer-client.ts';
 import type { ReceivedCopy } from './received-credentials.ts';
-
-/** An access token of one issuance and, when DPoP-bound, its key and the server's latest nonce. */
-export interface IssuanceToken {
-  accessToken: string;
-  dpop: { key: IssuanceKey; nonce: string | undefined } | null;
-}
 
 export interface CredentialRequestContext {
   outbound: OutboundClient;
@@ -25,24 +32,17 @@ export interface CredentialRequestContext {
 
 export type CredentialOutcome =
   | { kind: 'issued'; copies: ReceivedCopy[]; notificationId: string | null }
-  | { kind: 'deferred'; transactionId: string; intervalSeconds: number; keys: IssuanceKey[] };
+  | {
+      kind: 'deferred';
+      transactionId: string;
+      intervalSeconds: number;
+      keys: IssuanceKey[];
+      /** The response key, when the issuer requires encryption: its deferred answers use it too. */
+      encryption: ResponseEncryption | null;
+    };
 
 /** At most this many copies of one credential, whatever batch size the issuer offers. */
 export const MAX_COPIES = 10;
-
-/** The DPoP options of a request, as the library takes them. */
-export function dpopOptions(token: IssuanceToken): RequestDpopOptions | undefined {
-  if (!token.dpop) return undefined;
-  return {
-    signer: { method: 'jwk', alg: 'ES256', publicJwk: token.dpop.key.publicJwk as never },
-    ...(token.dpop.nonce ? { nonce: token.dpop.nonce } : {}),
-  };
-}
-
-/** Keeps the server's newest DPoP nonce for the next request (RFC 9449 §8). */
-export function rememberDpopNonce(token: IssuanceToken, nonce: string | undefined): void {
-  if (token.dpop && nonce) token.dpop.nonce = nonce;
-}
 
 interface ProofPlan {
   algorithm: 'ES256' | 'EdDSA';
@@ -170,40 +170,105 @@ export async function requestCredential(
     ...keys,
     ...(context.token.dpop ? [context.token.dpop.key] : []),
   ]);
+  const encryption = responseEncryptionFor(context.metadata);
   for (let attempt = 0; ; attempt++) {
     const nonce = await freshNonce(context);
     const proofs = await proofJwts(context, configurationId, keys, plan.algorithm, nonce);
-    try {
-      const dpop = dpopOptions(context.token);
-      const answer = await client.retrieveCredentials({
-        issuerMetadata: context.metadata,
-        accessToken: context.token.accessToken,
-        credentialConfigurationId: configurationId,
-        proofs: { jwt: proofs },
-        ...(dpop ? { dpop } : {}),
-      });
-      rememberDpopNonce(context.token, answer.dpop?.nonce);
-      const response = answer.credentialResponse;
-      if (response.transaction_id) {
-        return {
-          kind: 'deferred',
-          transactionId: response.transaction_id,
-          intervalSeconds: response.interval ?? 5,
-          keys,
-        };
-      }
-      return {
-        kind: 'issued',
-        copies: copiesOf(response.credentials, keys),
-        notificationId: response.notification_id ?? null,
-      };
-    } catch (error) {
-      if (error instanceof Openid4vciRetrieveCredentialsError)
-        rememberDpopNonce(context.token, error.response.dpop?.nonce);
-      if (attempt === 0 && (await errorCodeOf(error)) === 'invalid_nonce') continue;
-      throw explainFailure(error, `the issuer did not issue credential ${configurationId}`);
+    const answer = encryption
+      ? await encryptedRequest(context, configurationId, proofs, encryption)
+      : await plainRequest(client, context, configurationId, proofs);
+    if ('error' in answer) {
+      if (attempt === 0 && answer.error === 'invalid_nonce') continue;
+      throw answer.failure;
     }
+    if (answer.transactionId) {
+      return {
+        kind: 'deferred',
+        transactionId: answer.transactionId,
+        intervalSeconds: answer.interval ?? 5,
+        keys,
+        encryption,
+      };
+    }
+    return {
+      kind: 'issued',
+      copies: copiesOf(answer.credentials, keys),
+      notificationId: answer.notificationId ?? null,
+    };
   }
+}
+
+/** A Credential Response, whichever way it came. */
+type CredentialAnswer =
+  | { transactionId?: string; interval?: number; credentials?: unknown[]; notificationId?: string }
+  | { error: string | undefined; failure: Error };
+
+const refusalOf = (configurationId: string, error: unknown) =>
+  explainFailure(error, `the issuer did not issue credential ${configurationId}`);
+
+async function plainRequest(
+  client: ReturnType<typeof issuanceClient>,
+  context: CredentialRequestContext,
+  configurationId: string,
+  proofs: string[],
+): Promise<CredentialAnswer> {
+  try {
+    const dpop = dpopOptions(context.token);
+    const answer = await client.retrieveCredentials({
+      issuerMetadata: context.metadata,
+      accessToken: context.token.accessToken,
+      credentialConfigurationId: configurationId,
+      proofs: { jwt: proofs },
+      ...(dpop ? { dpop } : {}),
+    });
+    rememberDpopNonce(context.token, answer.dpop?.nonce);
+    const response = answer.credentialResponse;
+    return {
+      ...(response.transaction_id ? { transactionId: response.transaction_id } : {}),
+      ...(response.interval ? { interval: response.interval } : {}),
+      ...(response.credentials ? { credentials: response.credentials } : {}),
+      ...(response.notification_id ? { notificationId: response.notification_id } : {}),
+    };
+  } catch (error) {
+    if (error instanceof Openid4vciRetrieveCredentialsError)
+      rememberDpopNonce(context.token, error.response.dpop?.nonce);
+    return { error: await errorCodeOf(error), failure: refusalOf(configurationId, error) };
+  }
+}
+
+async function encryptedRequest(
+  context: CredentialRequestContext,
+  configurationId: string,
+  proofs: string[],
+  encryption: ResponseEncryption,
+): Promise<CredentialAnswer> {
+  const answer = await encryptedCredentialCall(
+    { ...context, clientId: context.clientId ?? '' },
+    context.metadata.credentialIssuer.credential_endpoint,
+    { credential_configuration_id: configurationId, proofs: { jwt: proofs } },
+    encryption,
+  );
+  return answerOf(answer, configurationId);
+}
+
+/** An encrypted endpoint's decrypted answer as a CredentialAnswer (also for deferred polls). */
+export function answerOf(answer: EncryptedAnswer, configurationId: string): CredentialAnswer {
+  const { status, body } = answer;
+  if (status >= 400) {
+    const code = typeof body['error'] === 'string' ? body['error'] : undefined;
+    return {
+      error: code,
+      failure: offerRefused(
+        `the issuer did not issue credential ${configurationId} (${(code ?? `HTTP ${status}`).slice(0, 100)})`,
+      ),
+    };
+  }
+  return {
+    ...(typeof body['transaction_id'] === 'string' ? { transactionId: body['transaction_id'] } : {}),
+    ...(typeof body['interval'] === 'number' ? { interval: body['interval'] } : {}),
+    ...(Array.isArray(body['credentials']) ? { credentials: body['credentials'] as unknown[] } : {}),
+    ...(typeof body['notification_id'] === 'string' ? { notificationId: body['notification_id'] } : {}),
+  };
 }
 
 /**

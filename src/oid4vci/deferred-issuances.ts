@@ -2,10 +2,20 @@ import type { JsonWebKey } from 'node:crypto';
 import { type IssuerMetadataResult, Openid4vciRetrieveCredentialsError } from '@openid4vc/openid4vci';
 import type { Kysely } from 'kysely';
 import type { Database, DeferredIssuancesTable } from '../db/schema.ts';
+import { CofferError } from '../errors.ts';
 import type { FormatId } from '../formats/credential-format.ts';
 import { findUserById, type UserIdentity } from '../users/user-repository.ts';
-import { copiesOf, dpopOptions, type IssuanceToken, rememberDpopNonce } from './credential-request.ts';
-import { type IssuanceKey, issuanceClient, issuanceKeyOf, privateJwkOf } from './issuer-client.ts';
+import { encryptedCredentialCall, type ResponseEncryption } from './credential-encryption.ts';
+import { copiesOf } from './credential-request.ts';
+import {
+  dpopOptions,
+  type IssuanceKey,
+  type IssuanceToken,
+  issuanceClient,
+  issuanceKeyOf,
+  privateJwkOf,
+  rememberDpopNonce,
+} from './issuer-client.ts';
 import { type NotificationDeps, notificationRecord, sendNotification } from './notifications.ts';
 import { type ReceivedStoreDeps, storeReceivedCredential } from './received-credentials.ts';
 
@@ -27,6 +37,8 @@ interface DeferredState {
   accessToken: string;
   dpop: { privateJwk: JsonWebKey; nonce: string | null } | null;
   keys: Array<{ privateJwk: JsonWebKey; didUrl: string | null }>;
+  /** The response key, when the issuer requires encrypted answers. */
+  encryption?: ResponseEncryption | null;
 }
 
 type DeferredRow = Pick<
@@ -61,6 +73,7 @@ export async function scheduleDeferredIssuance(
     intervalSeconds: number;
     token: IssuanceToken;
     keys: IssuanceKey[];
+    encryption: ResponseEncryption | null;
   },
 ): Promise<void> {
   const at = deps.now();
@@ -79,6 +92,7 @@ export async function scheduleDeferredIssuance(
       ? { privateJwk: privateJwkOf(input.token.dpop.key), nonce: input.token.dpop.nonce ?? null }
       : null,
     keys: input.keys.map((key) => ({ privateJwk: privateJwkOf(key), didUrl: key.didUrl ?? null })),
+    encryption: input.encryption,
   };
   await deps.db
     .insertInto('deferred_issuances')
@@ -132,7 +146,41 @@ interface PollAnswer {
 }
 
 /** One call of the Deferred Credential Endpoint, as a plain answer. */
+/** A poll when the issuer requires encryption: the same key is sent again (§9.1). */
+async function pollEncrypted(
+  deps: DeferredDeps,
+  state: DeferredState,
+  token: IssuanceToken,
+  encryption: ResponseEncryption,
+): Promise<PollAnswer> {
+  let answer: Awaited<ReturnType<typeof encryptedCredentialCall>>;
+  try {
+    answer = await encryptedCredentialCall(
+      { outbound: deps.outbound, clientId: deps.config.clientId, metadata: state.metadata, token },
+      state.metadata.credentialIssuer.deferred_credential_endpoint ?? '',
+      { transaction_id: state.transactionId },
+      encryption,
+    );
+  } catch (error) {
+    if (error instanceof CofferError && error.status === 502) return { retryAfter: RETRY_SECONDS };
+    return { refused: error instanceof Error ? error.message : 'the answer could not be read' };
+  }
+  const { status, body } = answer;
+  if (status < 400 && Array.isArray(body['credentials'])) {
+    return {
+      credentials: body['credentials'] as unknown[],
+      notificationId: typeof body['notification_id'] === 'string' ? body['notification_id'] : null,
+    };
+  }
+  const interval = typeof body['interval'] === 'number' ? body['interval'] : RETRY_SECONDS;
+  if (status < 400 || body['error'] === 'issuance_pending' || status >= 500) return { retryAfter: interval };
+  return {
+    refused: `the issuer refused to deliver it (${String(body['error'] ?? `HTTP ${status}`).slice(0, 100)})`,
+  };
+}
+
 async function pollOnce(deps: DeferredDeps, state: DeferredState, token: IssuanceToken): Promise<PollAnswer> {
+  if (state.encryption) return pollEncrypted(deps, state, token, state.encryption);
   const client = issuanceClient(deps.outbound, deps.config.clientId, token.dpop ? [token.dpop.key] : []);
   const dpop = dpopOptions(token);
   try {

@@ -16,11 +16,17 @@ import {
 import type { SessionRow } from '../oidc/session-repository.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
-import { type IssuanceToken, requestCredential } from './credential-request.ts';
+import { requestCredential } from './credential-request.ts';
 import { scheduleDeferredIssuance } from './deferred-issuances.ts';
 import { offerRefused, type ResolvedOffer, resolveOffer } from './issuance-offer.ts';
 import { authorizationCodeToken, preAuthorizedToken, startAuthorization } from './issuance-tokens.ts';
-import { type IssuanceKey, issuanceClient, issuanceKeyOf, privateJwkOf } from './issuer-client.ts';
+import {
+  type IssuanceKey,
+  type IssuanceToken,
+  issuanceClient,
+  issuanceKeyOf,
+  privateJwkOf,
+} from './issuer-client.ts';
 import { notificationRecord, sendNotification } from './notifications.ts';
 import {
   type ReceivedCredential,
@@ -225,6 +231,7 @@ async function receiveOffered(
         intervalSeconds: outcome.intervalSeconds,
         token,
         keys: outcome.keys,
+        encryption: outcome.encryption,
       });
       result.pending += 1;
       continue;

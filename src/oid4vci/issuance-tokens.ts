@@ -3,9 +3,15 @@ import { Oauth2Client, Oauth2ClientErrorResponseError } from '@openid4vc/oauth2'
 import type { CredentialOfferObject, IssuerMetadataResult } from '@openid4vc/openid4vci';
 import { CofferError } from '../errors.ts';
 import type { OutboundClient } from '../http/outbound.ts';
-import { dpopOptions, type IssuanceToken } from './credential-request.ts';
 import { explainFailure } from './issuance-offer.ts';
-import { type IssuanceKey, issuanceCallbacks, issuanceClient, newIssuanceKey } from './issuer-client.ts';
+import {
+  dpopOptions,
+  type IssuanceKey,
+  type IssuanceToken,
+  issuanceCallbacks,
+  issuanceClient,
+  newIssuanceKey,
+} from './issuer-client.ts';
 
 /**
  * The grants (§3.5, §6): the pre-authorized code (with the person's tx_code) and the

@@ -7,7 +7,12 @@ import {
   type KeyObject,
   randomBytes,
 } from 'node:crypto';
-import { type CallbackContext, clientAuthenticationNone, type JwtSigner } from '@openid4vc/oauth2';
+import {
+  type CallbackContext,
+  clientAuthenticationNone,
+  type JwtSigner,
+  type RequestDpopOptions,
+} from '@openid4vc/oauth2';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
 import { CompactSign } from 'jose';
 import { type OutboundClient, OutboundError } from '../http/outbound.ts';
@@ -122,4 +127,24 @@ export function issuanceCallbacks(
 
 export function issuanceClient(outbound: OutboundClient, clientId: string, keys: IssuanceKey[] = []) {
   return new Openid4vciClient({ callbacks: issuanceCallbacks(outbound, clientId, keys) });
+}
+
+/** An access token of one issuance and, when DPoP-bound, its key and the server's latest nonce. */
+export interface IssuanceToken {
+  accessToken: string;
+  dpop: { key: IssuanceKey; nonce: string | undefined } | null;
+}
+
+/** The DPoP options of a request, as the library takes them. */
+export function dpopOptions(token: IssuanceToken): RequestDpopOptions | undefined {
+  if (!token.dpop) return undefined;
+  return {
+    signer: { method: 'jwk', alg: 'ES256', publicJwk: token.dpop.key.publicJwk as never },
+    ...(token.dpop.nonce ? { nonce: token.dpop.nonce } : {}),
+  };
+}
+
+/** Keeps the server's newest DPoP nonce for the next request (RFC 9449 §8). */
+export function rememberDpopNonce(token: IssuanceToken, nonce: string | undefined): void {
+  if (token.dpop && nonce) token.dpop.nonce = nonce;
 }

@@ -1,7 +1,12 @@
 import type { IssuerMetadataResult } from '@openid4vc/openid4vci';
 import type { OutboundClient } from '../http/outbound.ts';
-import { dpopOptions, type IssuanceToken, rememberDpopNonce } from './credential-request.ts';
-import { issuanceClient, privateJwkOf } from './issuer-client.ts';
+import {
+  dpopOptions,
+  type IssuanceToken,
+  issuanceClient,
+  privateJwkOf,
+  rememberDpopNonce,
+} from './issuer-client.ts';
 
 export type NotificationEvent = 'credential_accepted' | 'credential_failure' | 'credential_deleted';
 

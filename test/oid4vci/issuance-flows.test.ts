@@ -179,6 +179,41 @@ describe('OpenID4VCI 1.0: deferred and batch issuance, on sqlite', () => {
   });
 });
 
+describe('OpenID4VCI 1.0: encrypted requests and responses, deferred, on sqlite', () => {
+  let world: IssuanceWorld;
+  before(async () => {
+    world = await startIssuanceWorld('sqlite', {
+      encryption: true,
+      deferred: { pendingPolls: 1, interval: 1 },
+    });
+  });
+  after(async () => {
+    await world?.close();
+  });
+
+  test('the issuer requires encryption: every credential request is a JWE to its key, every answer decrypted with a fresh wallet key', async () => {
+    const { byReferenceQuery } = await world.issuer.createOffer({
+      configurationIds: ['mdl-mdoc'],
+      grant: 'pre-authorized',
+    });
+    const interactionPath = await startIssuance(world, byReferenceQuery);
+    const answer = await decideIssuance(world, interactionPath, { decision: 'approve' });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.pending, 1);
+    const entries = await eventually(async () => {
+      const list = await listed(world);
+      return list.length > 0 ? list : undefined;
+    });
+    assert.equal(entries[0].format, 'mso_mdoc');
+    assert.ok(
+      world.issuer.events.encryptedRequests >= 3,
+      'the credential request and each poll were encrypted',
+    );
+    assert.equal(world.issuer.events.encryptedResponses, world.issuer.events.encryptedRequests);
+    assert.deepEqual(world.issuer.events.errors, []);
+  });
+});
+
 describe('OpenID4VCI 1.0: outbound rules', () => {
   test('an offer on a private address is refused without connecting, unless ALLOW_PRIVATE_TARGETS=true', async () => {
     const issuer = await startTestIssuer();

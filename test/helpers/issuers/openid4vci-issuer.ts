@@ -17,7 +17,16 @@ import {
   SupportedAuthenticationScheme,
 } from '@openid4vc/oauth2';
 import { type IssuerMetadataResult, Openid4vciIssuer, Openid4vciVersion } from '@openid4vc/openid4vci';
-import { compactVerify, decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
+import {
+  CompactEncrypt,
+  compactDecrypt,
+  compactVerify,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  SignJWT,
+} from 'jose';
 import { base58btc } from 'multiformats/bases/base58';
 import { makeCertificate, privateKeyPem } from '../../oid4vp/certificates.ts';
 import { type IssuerIdentity, makeIssuerIdentity } from './issuer-ca.ts';
@@ -48,6 +57,8 @@ export interface TestIssuerOptions {
   /** proof_signing_alg_values_supported of pid-sd-jwt and mdl-mdoc (default ES256). */
   proofAlgorithms?: string[];
   logoUri?: string;
+  /** Encrypted requests and responses required (ECDH-ES P-256, A128GCM), OpenID4VCI §10. */
+  encryption?: boolean;
 }
 
 export interface TestIssuerEvents {
@@ -79,6 +90,9 @@ export interface TestIssuerEvents {
     holderKeys: Array<JsonWebKey | string>;
   }>;
   deferredPolls: number;
+  /** Credential and deferred requests that came encrypted, and answers sent encrypted. */
+  encryptedRequests: number;
+  encryptedResponses: number;
   notifications: Array<{ notification_id: string; event: string }>;
   errors: string[];
 }
@@ -121,6 +135,13 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   const jwtVcIssuer = await createJwtVcIssuer();
   const signing = await generateKeyPair('ES256', { extractable: true });
   const signingJwk = { ...(await exportJWK(signing.publicKey)), kid: 'as-1' } as Jwk;
+  const encryptionKeys = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
+  const encryptionJwk = {
+    ...(await exportJWK(encryptionKeys.publicKey)),
+    kid: 'enc-1',
+    alg: 'ECDH-ES',
+    use: 'enc',
+  } as Jwk;
 
   const events: TestIssuerEvents = {
     offerFetches: 0,
@@ -130,6 +151,8 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     nonceRequests: 0,
     credentialRequests: [],
     deferredPolls: 0,
+    encryptedRequests: 0,
+    encryptedResponses: 0,
     notifications: [],
     errors: [],
   };
@@ -210,6 +233,20 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       },
     ],
     ...(options.batchSize ? { batch_credential_issuance: { batch_size: options.batchSize } } : {}),
+    ...(options.encryption
+      ? {
+          credential_response_encryption: {
+            alg_values_supported: ['ECDH-ES'],
+            enc_values_supported: ['A128GCM'],
+            encryption_required: true,
+          },
+          credential_request_encryption: {
+            jwks: { keys: [encryptionJwk] },
+            enc_values_supported: ['A128GCM'],
+            encryption_required: true,
+          },
+        }
+      : {}),
     credential_configurations_supported: {
       'pid-sd-jwt': {
         format: 'dc+sd-jwt',
@@ -534,6 +571,42 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     return { status: 302, body: null, headers: { location: back.href } };
   }
 
+  /**
+   * A credential or deferred request: JSON, or with encryption a JWE to the issuer's key whose
+   * answer goes back encrypted to the key in credential_response_encryption.
+   */
+  async function readEncrypted(req: import('node:http').IncomingMessage, raw: string): Promise<Json> {
+    const encrypted = (req.headers['content-type'] ?? '').startsWith('application/jwt');
+    if (options.encryption && !encrypted) {
+      throw new Oauth2ServerErrorResponseError({
+        error: 'invalid_encryption_parameters',
+        error_description: 'encrypt the request',
+      });
+    }
+    if (!encrypted) return raw ? (JSON.parse(raw) as Json) : {};
+    events.encryptedRequests++;
+    const { plaintext } = await compactDecrypt(raw.trim(), encryptionKeys.privateKey);
+    const body = JSON.parse(new TextDecoder().decode(plaintext)) as Json;
+    const wanted = body['credential_response_encryption'] as { jwk?: Json; enc?: string } | undefined;
+    if (!wanted?.jwk || wanted.enc !== 'A128GCM') {
+      throw new Oauth2ServerErrorResponseError({
+        error: 'invalid_encryption_parameters',
+        error_description: 'no response key',
+      });
+    }
+    return body;
+  }
+
+  async function sealAnswer(body: Json, answer: { status: number; body: unknown }) {
+    const wanted = body['credential_response_encryption'] as { jwk: Json; enc: string } | undefined;
+    if (!options.encryption || !wanted) return answer;
+    events.encryptedResponses++;
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(answer.body)))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc: wanted.enc })
+      .encrypt(await importJWK(wanted.jwk, 'ECDH-ES'));
+    return { status: answer.status, body: jwe, contentType: 'application/jwt' };
+  }
+
   async function route(req: import('node:http').IncomingMessage, raw: string) {
     const url = new URL(req.url ?? '/', origin);
     const form = () => Object.fromEntries(new URLSearchParams(raw));
@@ -578,10 +651,14 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         cNonces.add(cNonce);
         return { status: 200, body: issuer.createNonceResponse({ cNonce, cNonceExpiresIn: 300 }) };
       }
-      case `${path}/credential`:
-        return credentialEndpoint(req, json());
-      case `${path}/deferred_credential`:
-        return deferredEndpoint(req, json());
+      case `${path}/credential`: {
+        const body = await readEncrypted(req, raw);
+        return sealAnswer(body, await credentialEndpoint(req, withoutEncryption(body)));
+      }
+      case `${path}/deferred_credential`: {
+        const body = await readEncrypted(req, raw);
+        return sealAnswer(body, await deferredEndpoint(req, withoutEncryption(body)));
+      }
       case `${path}/notification`: {
         await authorizedResource(req);
         const body = json();
@@ -596,11 +673,13 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     }
   }
 
+  const withoutEncryption = ({ credential_response_encryption: _e, ...rest }: Json) => rest;
+
   server.on('request', (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      let answer: { status: number; body: unknown; headers?: Record<string, string> };
+      let answer: { status: number; body: unknown; headers?: Record<string, string>; contentType?: string };
       try {
         answer = await route(req, Buffer.concat(chunks).toString('utf8'));
       } catch (error) {
@@ -621,10 +700,16 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
               };
       }
       res.writeHead(answer.status, {
-        ...(answer.body === null ? {} : { 'content-type': 'application/json' }),
+        ...(answer.body === null ? {} : { 'content-type': answer.contentType ?? 'application/json' }),
         ...answer.headers,
       });
-      res.end(answer.body === null ? undefined : JSON.stringify(answer.body));
+      res.end(
+        answer.body === null
+          ? undefined
+          : typeof answer.body === 'string'
+            ? answer.body
+            : JSON.stringify(answer.body),
+      );
     });
   });
 
