@@ -2,6 +2,7 @@ import type { CredentialOfferObject, IssuerMetadataResult, Openid4vciClient } fr
 import { CofferError } from '../errors.ts';
 import { FORMAT_IDS, type FormatId } from '../formats/credential-format.ts';
 import { OutboundError } from '../http/outbound.ts';
+import type { MetadataSigner } from './signed-metadata.ts';
 
 /** What the page shows of one offered credential (its configuration's `display`). */
 export interface OfferedConfiguration {
@@ -28,8 +29,10 @@ export interface ResolvedOffer {
     identifier: string;
     name: string;
     logo: { uri: string; alt_text: string | null } | null;
-    /** True only when signed metadata chains to ISSUER_TRUST_ANCHORS (not yet: DESIGN.md, HAIP). */
+    /** True when the issuer's signed metadata chains to ISSUER_TRUST_ANCHORS (signed-metadata.ts). */
     verified: boolean;
+    /** The certificate that signed the metadata, when it was signed. */
+    certificate: MetadataSigner | null;
   };
   offer: CredentialOfferObject;
   metadata: IssuerMetadataResult;
@@ -157,6 +160,8 @@ function grantOf(offer: CredentialOfferObject): { grant: OfferedGrant; txCode: O
 export async function resolveOffer(
   client: Openid4vciClient,
   query: { credential_offer?: string | undefined; credential_offer_uri?: string | undefined },
+  /** Who signed the metadata, as the client's verifyJwt callback saw it (null when unsigned). */
+  metadataSigner: () => MetadataSigner | null = () => null,
 ): Promise<ResolvedOffer> {
   if ((query.credential_offer === undefined) === (query.credential_offer_uri === undefined)) {
     throw offerRefused('give exactly one of credential_offer and credential_offer_uri');
@@ -172,7 +177,10 @@ export async function resolveOffer(
   try {
     metadata = await client.resolveIssuerMetadata(offer.credential_issuer);
   } catch (error) {
-    throw explainFailure(error, "the issuer's metadata could not be read");
+    throw explainFailure(
+      error,
+      "the issuer's metadata could not be read, or its signature does not verify with a certificate of ISSUER_TRUST_ANCHORS",
+    );
   }
   const { grant, txCode } = grantOf(offer);
   if (grant === 'authorization_code') {
@@ -189,7 +197,8 @@ export async function resolveOffer(
       identifier: offer.credential_issuer,
       name: display?.name ?? new URL(offer.credential_issuer).host,
       logo: logoOf(display),
-      verified: false,
+      verified: metadata.signedCredentialIssuer !== undefined && metadataSigner() !== null,
+      certificate: metadataSigner(),
     },
     offer,
     metadata,

@@ -103,7 +103,7 @@ function issuerSection(issuance: IssuanceDescription): string {
     ? `<img src="${escapeHtml(issuer.logo.uri)}" alt="${escapeHtml(issuer.logo.alt_text ?? `${issuer.name} logo`)}">`
     : '';
   const trust = issuer.verified
-    ? '<p>The wallet verified this issuer.</p>'
+    ? `<p>Verified: its metadata is signed by <strong>${escapeHtml(issuer.certificate?.subject ?? '')}</strong>, whose certificate chains to an issuer this wallet trusts.</p>`
     : '<p class="warning">Unverified issuer: the wallet could not confirm who runs this service. Add credentials only from issuers you expect.</p>';
   return `<div class="issuer">${logo}<div><p><strong>${escapeHtml(issuer.name)}</strong> offers you credentials.</p>
 <p>Address: <code>${escapeHtml(issuer.identifier)}</code></p>${trust}</div></div>`;

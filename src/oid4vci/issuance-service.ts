@@ -33,6 +33,7 @@ import {
   type ReceivedStoreDeps,
   storeReceivedCredential,
 } from './received-credentials.ts';
+import { type MetadataSigner, signedMetadataVerifier } from './signed-metadata.ts';
 
 export interface IssuanceDeps extends ReceivedStoreDeps {
   outbound: OutboundClient;
@@ -71,7 +72,15 @@ export async function startIssuance(
   query: { credential_offer?: string | undefined; credential_offer_uri?: string | undefined },
   session: SessionRow | undefined,
 ): Promise<string> {
-  const resolved = await resolveOffer(issuanceClient(deps.outbound, deps.config.clientId), query);
+  let signer: MetadataSigner | null = null;
+  const verifyMetadata = signedMetadataVerifier(deps.issuerTrustAnchors, deps.now, (seen) => {
+    signer = seen;
+  });
+  const resolved = await resolveOffer(
+    issuanceClient(deps.outbound, deps.config.clientId, [], verifyMetadata),
+    query,
+    () => signer,
+  );
   const nowSeconds = Math.floor(deps.now().getTime() / 1000);
   const fingerprint = sha256(query.credential_offer_uri ?? JSON.stringify(resolved.offer));
   if (

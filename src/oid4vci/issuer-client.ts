@@ -12,6 +12,7 @@ import {
   clientAuthenticationNone,
   type JwtSigner,
   type RequestDpopOptions,
+  type VerifyJwtCallback,
 } from '@openid4vc/oauth2';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
 import { CompactSign } from 'jose';
@@ -125,8 +126,32 @@ export function issuanceCallbacks(
   };
 }
 
-export function issuanceClient(outbound: OutboundClient, clientId: string, keys: IssuanceKey[] = []) {
-  return new Openid4vciClient({ callbacks: issuanceCallbacks(outbound, clientId, keys) });
+/**
+ * The library's client for one issuance. With `verifyJwt` it also asks for signed metadata
+ * (Accept: application/jwt) and verifies what it gets (signed-metadata.ts).
+ */
+export function issuanceClient(
+  outbound: OutboundClient,
+  clientId: string,
+  keys: IssuanceKey[] = [],
+  verifyJwt?: VerifyJwtCallback,
+) {
+  const callbacks = issuanceCallbacks(outbound, clientId, keys);
+  if (!verifyJwt) return new Openid4vciClient({ callbacks });
+  // openid4vci 0.4.6 takes signed metadata when it comes but never asks for it (§12.2.2 wants
+  // Accept: application/jwt), so the metadata request asks here.
+  const fetchPlain = callbacks.fetch!;
+  const asking = (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (!new URL(url).pathname.includes('/.well-known/openid-credential-issuer'))
+      return fetchPlain(input, init);
+    const headers = new Headers(init?.headers);
+    headers.set('accept', 'application/jwt, application/json;q=0.9');
+    return fetchPlain(input, { ...init, headers });
+  }) as typeof fetch;
+  // The client's type leaves verifyJwt out, yet its metadata resolution uses one when given.
+  const withVerifier = { ...callbacks, fetch: asking, verifyJwt } as typeof callbacks;
+  return new Openid4vciClient({ callbacks: withVerifier });
 }
 
 /** An access token of one issuance and, when DPoP-bound, its key and the server's latest nonce. */

@@ -12,7 +12,9 @@ import {
   fetchWithCa,
   followAuthorization,
   type IssuanceWorld,
+  issuanceView,
   listed,
+  openOffer,
   presentToVerifier,
   startIssuance,
   startIssuanceWorld,
@@ -213,6 +215,46 @@ describe('OpenID4VCI 1.0: encrypted requests and responses, deferred, on sqlite'
     assert.deepEqual(world.issuer.events.errors, []);
   });
 });
+
+for (const signed of ['trusted', 'untrusted'] as const) {
+  describe(`OpenID4VCI 1.0: signed issuer metadata, ${signed} signer`, () => {
+    let world: IssuanceWorld;
+    before(async () => {
+      world = await startIssuanceWorld('sqlite', { signedMetadata: signed });
+    });
+    after(async () => {
+      await world?.close();
+    });
+
+    test(
+      signed === 'trusted'
+        ? 'metadata signed by a certificate chaining to ISSUER_TRUST_ANCHORS: the issuer is shown verified, with its signer'
+        : 'metadata signed by a certificate nobody trusts: the offer is refused before anything else',
+      async () => {
+        const { byReferenceQuery } = await world.issuer.createOffer({
+          configurationIds: ['pid-sd-jwt'],
+          grant: 'pre-authorized',
+        });
+        if (signed === 'untrusted') {
+          const refused = await openOffer(world, byReferenceQuery, 'application/json');
+          assert.equal(refused.status, 400, refused.text);
+          assert.match(JSON.parse(refused.text).error_description, /signature does not verify/);
+          assert.match(JSON.parse(refused.text).error_description, /verification failed/);
+          assert.deepEqual(world.issuer.events.errors, [], 'the issuer served its signed metadata');
+          assert.equal(world.issuer.events.tokenRequests.length, 0);
+          return;
+        }
+        const interactionPath = await startIssuance(world, byReferenceQuery);
+        const issuance = await issuanceView(world, interactionPath);
+        assert.equal(issuance.issuer.verified, true);
+        assert.match(issuance.issuer.certificate.subject, /Example Issuer Document Signer/);
+        const html = await (await fetch(`${world.server.url}${interactionPath}`)).text();
+        assert.match(html, /Verified: its metadata is signed by/);
+        assert.doesNotMatch(html, /Unverified issuer/);
+      },
+    );
+  });
+}
 
 describe('OpenID4VCI 1.0: outbound rules', () => {
   test('an offer on a private address is refused without connecting, unless ALLOW_PRIVATE_TARGETS=true', async () => {

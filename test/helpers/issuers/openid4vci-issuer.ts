@@ -59,6 +59,11 @@ export interface TestIssuerOptions {
   logoUri?: string;
   /** Encrypted requests and responses required (ECDH-ES P-256, A128GCM), OpenID4VCI §10. */
   encryption?: boolean;
+  /**
+   * Signed metadata (§12.2.3) for a wallet that asks with Accept: application/jwt: signed by the
+   * document signer (chains to the issuer CA) or by a self-signed certificate nobody trusts.
+   */
+  signedMetadata?: 'trusted' | 'untrusted';
 }
 
 export interface TestIssuerEvents {
@@ -132,6 +137,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   const tlsCa = await makeCertificate({ subject: 'CN=Test Issuer TLS CA', ca: true });
   const tls = await makeCertificate({ subject: 'CN=127.0.0.1', issuer: tlsCa, ipAddresses: ['127.0.0.1'] });
   const identity = await makeIssuerIdentity('Example Issuer');
+  const untrusted = await makeCertificate({ subject: 'CN=Untrusted Metadata Signer, C=GB' });
   const jwtVcIssuer = await createJwtVcIssuer();
   const signing = await generateKeyPair('ES256', { extractable: true });
   const signingJwk = { ...(await exportJWK(signing.publicKey)), kid: 'as-1' } as Jwk;
@@ -174,6 +180,14 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         ? Response.json({ keys: [signingJwk] }, { headers: { 'content-type': 'application/jwk-set+json' } })
         : new Response(null, { status: 404 })) as typeof fetch,
     signJwt: async (signer: JwtSigner, { header, payload }) => {
+      if (signer.method === 'x5c') {
+        const certified = [identity.signer, untrusted].find((c) => c.der === signer.x5c[0]);
+        if (!certified) throw new Error('unknown certificate');
+        const jwt = await new SignJWT(payload as Json)
+          .setProtectedHeader(header as { alg: string })
+          .sign(certified.keys.privateKey);
+        return { jwt, signerJwk: (await exportJWK(certified.keys.publicKey)) as Jwk };
+      }
       if (signer.method !== 'jwk' || signer.publicJwk.x !== signingJwk.x)
         throw new Error('unknown signing key');
       const jwt = await new SignJWT(payload as Json)
@@ -613,6 +627,15 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     const json = () => (raw ? (JSON.parse(raw) as Json) : {});
     const wellKnownPath = path === '/' ? '' : path;
     if (req.method === 'GET' && url.pathname === `/.well-known/openid-credential-issuer${wellKnownPath}`) {
+      if (options.signedMetadata && (req.headers.accept ?? '').includes('application/jwt')) {
+        const signer = options.signedMetadata === 'trusted' ? identity.signer : untrusted;
+        const jwt = await issuer.createSignedCredentialIssuerMetadataJwt({
+          credentialIssuerMetadata,
+          signer: { method: 'x5c', x5c: [signer.der], alg: 'ES256' },
+          issuer: credentialIssuer,
+        });
+        return { status: 200, body: jwt, contentType: 'application/jwt' };
+      }
       return { status: 200, body: credentialIssuerMetadata };
     }
     if (req.method === 'GET' && url.pathname === `/.well-known/oauth-authorization-server${wellKnownPath}`) {
