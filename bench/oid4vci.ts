@@ -18,7 +18,7 @@ import { startTestIssuer } from '../test/helpers/issuers/openid4vci-issuer.ts';
 import { signSiwe } from '../test/oidc/flow-helpers.ts';
 import { createRelyingParty, withServerState } from './seed.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
-import { percentile } from './timing.ts';
+import { closedLoop, percentile } from './timing.ts';
 
 export async function runOid4vciBenchmark(options: {
   database: BenchDatabase;
@@ -91,25 +91,7 @@ export async function runOid4vciBenchmark(options: {
     for (let i = 0; i < 5; i++) await roundTrip();
     const rows: string[] = [];
     for (const connections of options.connections) {
-      const latencies: number[] = [];
-      let failures = 0;
-      const deadline = Date.now() + options.duration * 1000;
-      await Promise.all(
-        Array.from({ length: connections }, async () => {
-          while (Date.now() < deadline) {
-            const started = performance.now();
-            try {
-              await roundTrip();
-              latencies.push(performance.now() - started);
-            } catch (error) {
-              failures++;
-              if (failures <= 3)
-                console.error(`round trip failed: ${(error as Error).message.slice(0, 300)}`);
-            }
-          }
-        }),
-      );
-      latencies.sort((a, b) => a - b);
+      const { latencies, failures } = await closedLoop(roundTrip, connections, options.duration);
       rows.push(
         `| OpenID4VCI round trip dc+sd-jwt (offer by reference, pre-authorized, nonce, proof, notification) | ${options.database} | ${connections} | ${(latencies.length / options.duration).toFixed(1)} | ${percentile(latencies, 0.5).toFixed(1)} | ${percentile(latencies, 0.99).toFixed(1)} | ${latencies.length} | ${failures} |`,
       );

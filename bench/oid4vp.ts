@@ -26,7 +26,7 @@ import { LDP_VC_FORMATS, startVerifier } from '../test/oid4vp/verifier.ts';
 import { signSiwe } from '../test/oidc/flow-helpers.ts';
 import { createRelyingParty, withServerState } from './seed.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
-import { percentile } from './timing.ts';
+import { closedLoop, percentile } from './timing.ts';
 
 interface RoundTripResult {
   format: string;
@@ -176,25 +176,11 @@ export async function runOid4vpBenchmark(options: {
     for (const kind of kinds) {
       for (let i = 0; i < 5; i++) await roundTrip(kind);
       for (const connections of options.connections) {
-        const latencies: number[] = [];
-        let failures = 0;
-        const deadline = Date.now() + options.duration * 1000;
-        await Promise.all(
-          Array.from({ length: connections }, async () => {
-            while (Date.now() < deadline) {
-              const started = performance.now();
-              try {
-                await roundTrip(kind);
-                latencies.push(performance.now() - started);
-              } catch (error) {
-                failures++;
-                if (failures <= 3)
-                  console.error(`round trip failed: ${(error as Error).message.slice(0, 300)}`);
-              }
-            }
-          }),
+        const { latencies, failures } = await closedLoop(
+          () => roundTrip(kind),
+          connections,
+          options.duration,
         );
-        latencies.sort((a, b) => a - b);
         results.push({
           format: kind.format,
           connections,

@@ -29,3 +29,40 @@ export function summarise(samples: number[]): Timings {
   const sorted = [...samples].sort((a, b) => a - b);
   return { median: percentile(sorted, 0.5), p90: percentile(sorted, 0.9) };
 }
+
+export interface ClosedLoopResult {
+  /** Completed operations' latencies in ms, ascending. */
+  latencies: number[];
+  failures: number;
+}
+
+/**
+ * `connections` closed loops that each run `operation` back to back until `durationSeconds`
+ * have passed (a round trip per loop at a time, as a browser would). Failures are counted and
+ * the first three printed.
+ */
+export async function closedLoop(
+  operation: () => Promise<void>,
+  connections: number,
+  durationSeconds: number,
+): Promise<ClosedLoopResult> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const deadline = Date.now() + durationSeconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < deadline) {
+        const started = performance.now();
+        try {
+          await operation();
+          latencies.push(performance.now() - started);
+        } catch (error) {
+          failures++;
+          if (failures <= 3) console.error(`round trip failed: ${(error as Error).message.slice(0, 300)}`);
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { latencies, failures };
+}

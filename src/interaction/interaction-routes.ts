@@ -4,7 +4,12 @@ import { CofferError } from '../errors.ts';
 import { sessionCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { logoOrigins, renderIssuancePage } from '../oid4vci/issuance-page.ts';
-import { decideIssuance, describeIssuance, type IssuanceDeps } from '../oid4vci/issuance-service.ts';
+import {
+  decideIssuance,
+  describeIssuance,
+  type IssuanceDeps,
+  resultView,
+} from '../oid4vci/issuance-service.ts';
 import { renderConsentPage } from '../oid4vp/consent-page.ts';
 import { decideConsent, describeConsent, type WalletDeps } from '../oid4vp/wallet-service.ts';
 import {
@@ -229,15 +234,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
         if (selections !== undefined) throw unexpected('selections', 'a credential offer');
         const result = await decideIssuance(issuance, id, { decision, tx_code, account });
         if (result.redirectTo) return { redirect_to: result.redirectTo };
-        return {
-          next: 'done',
-          received: result.received.map((r) => ({
-            credential_id: r.credentialId,
-            format: r.format,
-            type: r.type,
-          })),
-          pending: result.pending,
-        };
+        return resultView(result);
       }
       if (tx_code !== undefined) throw unexpected('tx_code', 'a presentation request');
       if (account !== undefined) throw unexpected('account', 'a presentation request');

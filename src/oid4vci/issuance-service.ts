@@ -157,6 +157,13 @@ export interface IssuanceResult {
   pending: number;
 }
 
+/** What a headless client reads after an issuance (POST consent, or the callback as JSON). */
+export const resultView = (result: IssuanceResult) => ({
+  next: 'done',
+  received: result.received.map((r) => ({ credential_id: r.credentialId, format: r.format, type: r.type })),
+  pending: result.pending,
+});
+
 function chooseAccount(accounts: UserIdentity[], chosen: string | undefined): UserIdentity {
   if (accounts.length === 0) {
     throw new CofferError(

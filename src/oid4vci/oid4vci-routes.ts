@@ -8,7 +8,7 @@ import { sessionOfCookie } from '../oidc/session-cookie.ts';
 import { findAccountsOfIdentity } from '../users/user-repository.ts';
 import { listDeferredIssuances } from './deferred-issuances.ts';
 import { renderIssuanceResult } from './issuance-page.ts';
-import { finishAuthorization, type IssuanceDeps, startIssuance } from './issuance-service.ts';
+import { finishAuthorization, type IssuanceDeps, resultView, startIssuance } from './issuance-service.ts';
 import { CallbackQuery, IssuanceList, OfferQuery } from './oid4vci-schemas.ts';
 
 const tags = ['Hosted wallet (OpenID4VCI 1.0)'];
@@ -73,15 +73,7 @@ export const oid4vciRoutes: FastifyPluginAsyncTypebox<IssuanceDeps> = async (app
         const session = await sessionOfCookie(deps.db, request.headers.cookie);
         const result = await finishAuthorization(deps, request.query, session);
         if (wantsJson(request)) {
-          return reply.send({
-            next: 'done',
-            received: result.received.map((r) => ({
-              credential_id: r.credentialId,
-              format: r.format,
-              type: r.type,
-            })),
-            pending: result.pending,
-          });
+          return reply.send(resultView(result));
         }
         const cspNonce = startPage(reply);
         return renderIssuanceResult({ received: result.received.length, pending: result.pending, cspNonce });
