@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { logInUser } from '../credentials/helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { MDL_DOCTYPE, MDL_NAMESPACE } from '../helpers/issuers/mdoc-issuer.ts';
 import { PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
@@ -9,6 +10,7 @@ import {
   checkSdJwtPresentation,
   selectivelyDisclosed,
 } from '../oid4vp/format-checks.ts';
+import { registerRelyingParty } from '../oidc/flow-helpers.ts';
 import {
   decideIssuance,
   type IssuanceWorld,
@@ -196,6 +198,46 @@ for (const kind of DATABASE_KINDS) {
       const second = await openOffer(world, byReferenceQuery, 'application/json');
       assert.equal(second.status, 400);
       assert.match(JSON.parse(second.text).error_description, /opened before/);
+    });
+
+    test('an identity with accounts in two tenants chooses the receiving account; only that account gets the credential', async () => {
+      const otherTenant = await registerRelyingParty(world.server);
+      const other = await logInUser(world.server, otherTenant, world.account);
+      assert.notEqual(other.did, world.user.did);
+      const { byReferenceQuery } = await world.issuer.createOffer({
+        configurationIds: ['pid-sd-jwt'],
+        grant: 'pre-authorized',
+      });
+      const interactionPath = await startIssuance(world, byReferenceQuery);
+      const issuance = await issuanceView(world, interactionPath);
+      assert.deepEqual(
+        issuance.accounts.map((a: { account: string }) => a.account).sort(),
+        [world.user.did, other.did].sort(),
+      );
+      const html = await (
+        await fetch(`${world.server.url}${interactionPath}`, { headers: { cookie: world.cookie! } })
+      ).text();
+      assert.match(html, /Which account receives them\?/);
+
+      const unchosen = await decideIssuance(world, interactionPath, { decision: 'approve' });
+      assert.equal(unchosen.status, 400);
+      assert.equal(unchosen.body.details[0].path, '/body/account');
+      const foreign = await decideIssuance(world, interactionPath, {
+        decision: 'approve',
+        account: 'did:key:z6MkNotYours',
+      });
+      assert.equal(foreign.status, 400);
+      const before = (await listed(world)).length;
+      const chosen = await decideIssuance(world, interactionPath, {
+        decision: 'approve',
+        account: other.did,
+      });
+      assert.equal(chosen.status, 200, JSON.stringify(chosen.body));
+      const otherList = await world.server.request('GET', '/v1/openidc/credentials', {
+        headers: other.bearer,
+      });
+      assert.equal((otherList.body as { data: unknown[] }).data.length, 1);
+      assert.equal((await listed(world)).length, before, 'the other account received nothing');
     });
 
     test('bad offers get a 400 (JSON or page) naming the problem, never a 500', async () => {
