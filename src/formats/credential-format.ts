@@ -1,4 +1,4 @@
-import type { JsonWebKey, X509Certificate } from 'node:crypto';
+import type { JsonWebKey, KeyObject, X509Certificate } from 'node:crypto';
 import { CofferError } from '../errors.ts';
 
 /**
@@ -104,6 +104,17 @@ export type DcqlInput =
   | { credential_format: 'dc+sd-jwt'; vct: string; claims: Record<string, unknown> }
   | { credential_format: 'ldp_vc' | 'jwt_vc_json'; type: string[]; claims: Record<string, unknown> };
 
+/** Where a credential's status is published, and the key its issuer signs with (a list must verify with it). */
+export type StatusReference =
+  | { list: 'token'; uri: string; index: number; issuerKey: IssuerPublicKey }
+  | { list: 'bitstring'; uri: string; index: number; purpose: string; issuerKey: IssuerPublicKey };
+
+export type IssuerPublicKey =
+  /** JWS-signed lists (Token Status List JWTs, VC-JWT bitstring lists). */
+  | { kind: 'jose'; key: KeyObject | JsonWebKey }
+  /** ldp_vc issuers: a bbs-2023 base-proofed list credential issued by the same did:key. */
+  | { kind: 'bbs'; publicKey: Uint8Array; issuer: string };
+
 export interface CredentialFormat {
   readonly id: FormatId;
   /** True when everything is disclosed whatever is asked (jwt_vc_json); the consent says so. */
@@ -130,6 +141,11 @@ export interface CredentialFormat {
   ): boolean;
   /** The vp_token entry for this credential (Appendix B): a string or a JSON object. */
   present(input: PresentationInput): Promise<string | Record<string, unknown>>;
+  /**
+   * Where the stored credential's status is published; null when it has no status entry or one
+   * Coffer cannot use (never throws: a stored credential is shown whatever its entry).
+   */
+  statusReference(stored: unknown, context: ParseContext): StatusReference | null;
 }
 
 /** The list element of a compact format (DESIGN.md, List): its summary and the stored value. */

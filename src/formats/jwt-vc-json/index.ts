@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import { SignJWT } from 'jose';
+import { bitstringStatusReference } from '../../status/status-entries.ts';
 import type { CredentialFormat, CredentialSummary, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
@@ -119,6 +120,18 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
         .setIssuedAt()
         .setJti(`urn:uuid:${randomUUID()}`)
         .sign(createPrivateKey({ key: holder.privateJwk, format: 'jwk' }));
+    },
+    statusReference(stored, context) {
+      try {
+        const { decoded, summary } = read(stored, context);
+        // VC 1.1 puts it in `vc`; a VC 2.0 JWT may carry it as a top-level claim.
+        const credentialStatus = summary.claims['credentialStatus'] ?? decoded.payload['credentialStatus'];
+        if (credentialStatus === undefined) return null;
+        const { key } = issuerKeyOf(decoded, context, false);
+        return bitstringStatusReference(credentialStatus, { kind: 'jose', key });
+      } catch {
+        return null;
+      }
     },
   };
 }

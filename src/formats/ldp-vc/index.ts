@@ -2,6 +2,8 @@ import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import type { Bbs2023Operations } from '../../credentials/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../../credentials/bbs-2023/shared.ts';
 import { checkCredential } from '../../credentials/credential-rules.ts';
+import { resolveIssuerKey } from '../../credentials/issuer-key.ts';
+import { bitstringStatusReference } from '../../status/status-entries.ts';
 import {
   type CredentialFormat,
   type CredentialSummary,
@@ -91,6 +93,23 @@ export function createLdpVcFormat(deps: {
     async present({ stored, disclosed, holder, audience }) {
       const derived = await discloseForVerifier(stored as SecuredDocument, disclosed, deps.operations);
       return holder ? signPresentation(derived, holder, audience, deps.jsonLd) : derived;
+    },
+    statusReference(stored) {
+      const document = stored as Document;
+      if (document?.['credentialStatus'] === undefined) return null;
+      try {
+        // Not checkCredential: an expired or otherwise refused credential still has a status to show.
+        const issuer = issuerOf(document);
+        const key = resolveIssuerKey((document['proof'] as Document | undefined)?.['verificationMethod']);
+        if (key.controller !== issuer) return null;
+        return bitstringStatusReference(document['credentialStatus'], {
+          kind: 'bbs',
+          publicKey: key.publicKey,
+          issuer,
+        });
+      } catch {
+        return null;
+      }
     },
   };
 }

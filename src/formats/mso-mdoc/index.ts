@@ -24,6 +24,7 @@ import {
   type SignatureAlgorithm,
   UnprotectedHeaders,
 } from '@owf/mdoc';
+import { tokenStatusReference } from '../../status/status-entries.ts';
 import type {
   CredentialFormat,
   CredentialSummary,
@@ -31,7 +32,7 @@ import type {
   ParseContext,
 } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
-import { certificateChain, certificateOf } from '../jose-credentials.ts';
+import { certificateChain, certificateOf, publicKeyOf } from '../jose-credentials.ts';
 import {
   ALGORITHMS_OF_CURVE,
   algorithmFitsKey,
@@ -328,6 +329,13 @@ async function verifyMdoc(mdoc: Mdoc, leaf: X509Certificate): Promise<void> {
   }
 }
 
+/** The MSO's `status` (draft-ietf-oauth-status-list, mdoc section), which the library does not read. */
+function msoStatusOf(mdoc: Mdoc): unknown {
+  const decoded = cborDecode(mdoc.issuerAuth.payload!);
+  const mso = decoded instanceof DataItem ? decoded.data : decoded;
+  return mso instanceof Map ? mso.get('status') : undefined;
+}
+
 /** The COSE algorithms a verifier may list for (alg, curve): the one used and its fully specified twin. */
 function namesOf(alg: number, curve: string | null | undefined): number[] {
   const family = curve ? ALGORITHMS_OF_CURVE[curve] : undefined;
@@ -506,5 +514,16 @@ export const msoMdocFormat: CredentialFormat = {
     });
     const response = DeviceResponse.createSimple({ version: '1.0', status: 0, documents: [document] });
     return Buffer.from(response.encode()).toString('base64url');
+  },
+  statusReference(stored, context) {
+    try {
+      const mdoc = decode(stored);
+      const status = msoStatusOf(mdoc);
+      if (status === undefined) return null;
+      const { leaf } = certificateChain(x5chainOf(mdoc), context, false);
+      return tokenStatusReference(jsonOf(status), { kind: 'jose', key: publicKeyOf(leaf) });
+    } catch {
+      return null;
+    }
   },
 };

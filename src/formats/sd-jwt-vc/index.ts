@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { decodeSdJwtSync, getClaimsSync } from '@sd-jwt/decode';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { tokenStatusReference } from '../../status/status-entries.ts';
 import type { CredentialFormat, CredentialSummary, HolderKey, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
@@ -170,5 +171,16 @@ export const sdJwtVcFormat: CredentialFormat = {
           }
         : {}),
     });
+  },
+  statusReference(stored, context) {
+    try {
+      const { decodedJws } = read(stored, context);
+      const status = decodedJws.payload['status'];
+      if (status === undefined) return null;
+      const { key } = issuerKeyOf(decodedJws, context, false);
+      return tokenStatusReference(status, { kind: 'jose', key });
+    } catch {
+      return null;
+    }
   },
 };

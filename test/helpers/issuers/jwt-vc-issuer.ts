@@ -9,6 +9,8 @@ export interface JwtVcIssuer {
     claims?: Record<string, unknown>;
     exp?: number;
     alg?: 'ES256' | 'EdDSA';
+    /** The vc's credentialStatus (e.g. a BitstringStatusListEntry); none by default. */
+    credentialStatus?: unknown;
   }): Promise<string>;
 }
 
@@ -18,7 +20,7 @@ export async function createJwtVcIssuer(): Promise<JwtVcIssuer> {
   const did = `did:jwk:${Buffer.from(JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y })).toString('base64url')}`;
   return {
     did,
-    async issue({ subject, claims, exp }) {
+    async issue({ subject, claims, exp, credentialStatus }) {
       const id = `urn:uuid:${randomUUID()}`;
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({
@@ -30,6 +32,7 @@ export async function createJwtVcIssuer(): Promise<JwtVcIssuer> {
             id: subject,
             ...(claims ?? { degree: { type: 'BachelorDegree', name: 'Mathematics' }, given_name: 'Ada' }),
           },
+          ...(credentialStatus === undefined ? {} : { credentialStatus }),
         },
       })
         .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: `${did}#0` })
