@@ -9,6 +9,7 @@ import * as wallet from './migrations/0005-wallet.ts';
 import * as subClientCount from './migrations/0006-sub-client-count.ts';
 import * as credentialFormats from './migrations/0007-credential-formats.ts';
 import * as oid4vci from './migrations/0008-oid4vci.ts';
+import * as walletPage from './migrations/0009-wallet-page.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -21,6 +22,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0006-sub-client-count': { up: subClientCount.up(dialect) },
     '0007-credential-formats': { up: credentialFormats.up() },
     '0008-oid4vci': { up: oid4vci.up(dialect) },
+    '0009-wallet-page': { up: walletPage.up(dialect) },
   };
 }
 

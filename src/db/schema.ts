@@ -32,6 +32,8 @@ export interface ClientsTable {
   verifier_metadata: ColumnType<string | null, string | null | undefined, string | null>;
   /** How many clients have this one as parent; kept by triggers (migrations/0006), never written by code. */
   sub_client_count: ColumnType<number, never, never>;
+  /** JSON array of exact-match URIs RP-initiated logout may return to. */
+  post_logout_redirect_uris: ColumnType<string, string | undefined, string>;
 }
 
 export interface ApiTokensTable {
@@ -73,9 +75,12 @@ export interface SigningKeysTable {
   retire_after: string | null;
 }
 
+/** A log-in for a client, a presentation, an issuance, the wallet page's log-in, a sign-out confirmation. */
+export type InteractionKind = 'login' | 'consent' | 'issuance' | 'wallet' | 'logout';
+
 export interface InteractionsTable {
   id: string;
-  kind: 'login' | 'consent' | 'issuance';
+  kind: InteractionKind;
   /** The client that asked; null for a verifier that is not a client (x509_hash, redirect_uri). */
   client_id: number | null;
   /** JSON of the validated authorization request. */
@@ -160,6 +165,8 @@ export interface CredentialsTable {
   credential_issuer: ColumnType<string | null, string | null | undefined, string | null>;
   /** Sealed notification endpoint, id and token (OpenID4VCI §11), for credential_deleted. */
   notification_sealed: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Sealed {name, logo} of the OpenID4VCI issuer's display, for the wallet page. */
+  issuer_display_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   /** Its format (formats/credential-format.ts FormatId); 'ldp_vc' for rows older than formats. */
   format: Generated<string>;
   created_at: string;
@@ -190,6 +197,15 @@ export interface DeferredIssuancesTable {
   created_at: string;
 }
 
+/** One event of an account's wallet history (wallet/history.ts); what and with whom is sealed. */
+export interface WalletHistoryTable {
+  history_pk: Generated<number>;
+  user_id: number;
+  kind: 'presentation' | 'arrival';
+  at: string;
+  detail_sealed: string;
+}
+
 /** A JSON-LD context registered with `coffer context add`; never changed once registered. */
 export interface JsonLdContextsTable {
   url: string;
@@ -214,4 +230,5 @@ export interface Database {
   users: UsersTable;
   credential_copies: CredentialCopiesTable;
   deferred_issuances: DeferredIssuancesTable;
+  wallet_history: WalletHistoryTable;
 }

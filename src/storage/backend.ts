@@ -10,6 +10,11 @@ export interface BlockBackend {
   /** The stored bytes; throws StorageError `block_not_found` when there are none. */
   get(cid: CID): Promise<Uint8Array>;
   has(cid: CID): Promise<boolean>;
+  /**
+   * Removes the block (a deleted credential); removing one that is absent is harmless. Kubo
+   * unpins it: its bytes go at the node's next garbage collection.
+   */
+  remove(cid: CID): Promise<void>;
   /** Resolves when the backend can be used; throws StorageError `backend_unavailable` otherwise. */
   check(): Promise<void>;
 }

@@ -7,6 +7,7 @@ export interface ContentStore {
   put(value: unknown, codec?: CodecName): Promise<CID>;
   get(cid: CID | string): Promise<unknown>;
   check(): Promise<void>;
+  remove(cid: CID | string): Promise<void>;
 }
 
 export function createContentStore(backend: BlockBackend): ContentStore {
@@ -27,6 +28,10 @@ export function createContentStore(backend: BlockBackend): ContentStore {
 
     check() {
       return backend.check();
+    },
+
+    remove(cidOrText) {
+      return backend.remove(typeof cidOrText === 'string' ? parseCid(cidOrText) : cidOrText);
     },
   };
 }

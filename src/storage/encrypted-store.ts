@@ -15,6 +15,8 @@ import { createValueCache } from './value-cache.ts';
 export interface EncryptedStore {
   putEncrypted(value: unknown, context: BlockContext): Promise<string>;
   getEncrypted(cid: string, context: BlockContext): Promise<unknown>;
+  /** Removes the block and forgets its decrypted value (a deleted credential). */
+  removeEncrypted(cid: string): Promise<void>;
   /** Readiness: the backend is reachable (for GET /readyz). */
   check(): Promise<void>;
 }
@@ -55,6 +57,11 @@ export function createEncryptedStore(options: EncryptedStoreOptions): EncryptedS
       const value = cipher.open(envelope, context);
       cache.set(key, value, envelope.ct.length);
       return value;
+    },
+
+    async removeEncrypted(cid) {
+      cache.forget(`${cid}\u0000`);
+      await store.remove(parseCid(cid));
     },
 
     check() {

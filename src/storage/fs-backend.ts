@@ -141,6 +141,16 @@ export function createFsBackend(dir: string): BlockBackend {
       return exists(locate(cid).file);
     },
 
+    async remove(cid) {
+      const { shard, file } = locate(cid);
+      try {
+        await unlinkFile(file);
+        await fsyncDir(shard);
+      } catch (error) {
+        if (!isMissing(error)) throw unavailable(dir, error);
+      }
+    },
+
     async check() {
       try {
         await makeDurableDir(dir);

@@ -66,6 +66,17 @@ export function createKuboBackend(url: string, options: { timeoutMs?: number } =
       }
     },
 
+    async remove(cid) {
+      try {
+        await client.pin.rm(cid, { signal: signal() });
+      } catch (error) {
+        const mapped = failure(error, cid);
+        // Not pinned (or never stored): nothing to remove.
+        if (mapped.code !== 'block_not_found' && !/not pinned/i.test(String((error as Error).message)))
+          throw mapped;
+      }
+    },
+
     async check() {
       try {
         await client.version({ signal: signal() });

@@ -7,6 +7,8 @@
 export interface ValueCache {
   get(key: string): unknown | undefined;
   set(key: string, value: unknown, bytes: number): void;
+  /** Drops every entry whose key starts with the prefix. */
+  forget(prefix: string): void;
 }
 
 export function createValueCache(maxBytes: number): ValueCache {
@@ -19,6 +21,13 @@ export function createValueCache(maxBytes: number): ValueCache {
       entries.delete(key);
       entries.set(key, entry);
       return structuredClone(entry.value);
+    },
+    forget(prefix) {
+      for (const [key, entry] of entries) {
+        if (!key.startsWith(prefix)) continue;
+        entries.delete(key);
+        total -= entry.bytes;
+      }
     },
     set(key, value, bytes) {
       if (maxBytes <= 0 || bytes > maxBytes || entries.has(key)) return;

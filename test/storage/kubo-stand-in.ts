@@ -151,6 +151,12 @@ export async function startKuboStandIn(): Promise<KuboStandIn> {
           pins.add(key);
           return json(200, { Pins: [key] });
         }
+        case '/api/v0/pin/rm': {
+          const key = argCid(query).toString();
+          if (!pins.delete(key))
+            return json(500, { Message: 'not pinned or pinned indirectly', Code: 0, Type: 'error' });
+          return json(200, { Pins: [key] });
+        }
         default:
           res.writeHead(404, { 'Content-Type': 'text/plain' });
           res.end('404 page not found\n');
