@@ -35,10 +35,11 @@ export interface CommandResult {
 
 export const USAGE = `Usage: coffer <command> [options]
 
-  client create --name NAME [--master] [--parent ID] [--redirect-uri URI]... [--verifier] [--json]
+  client create --name NAME [--master] [--parent ID] [--redirect-uri URI]...
+                [--post-logout-redirect-uri URI]... [--verifier] [--json]
   client set ID [--from-email E] [--esp-token T] [--recaptcha-key K] [--recaptcha-threshold X]
                 [--recaptcha-enabled true|false] [--privacy-link URL] [--redirect-uri URI]...
-                [--verifier-metadata FILE] [--json]
+                [--post-logout-redirect-uri URI]... [--verifier-metadata FILE] [--json]
   client secret-rotate ID [--json]
   token create --client ID [--json]
   token revoke TOKEN [--json]
@@ -91,6 +92,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         master: { type: 'boolean' },
         parent: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
         verifier: { type: 'boolean' },
       });
       if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
@@ -100,6 +102,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         master: values.master === true,
         parentId: values.parent === undefined ? undefined : clientId(values.parent as string, '--parent'),
         redirectUris: (values['redirect-uri'] as string[] | undefined) ?? [],
+        postLogoutRedirectUris: (values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
         verifier: values.verifier === true,
       });
       return {
@@ -116,6 +119,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         'recaptcha-enabled': { type: 'string' },
         'privacy-link': { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
         'verifier-metadata': { type: 'string' },
       });
       const id = clientId(positionals[0], 'client ID');
@@ -138,6 +142,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         recaptchaEnabled: enabled === undefined ? undefined : enabled === 'true',
         privacyLink: values['privacy-link'] as string | undefined,
         redirectUris: values['redirect-uri'] as string[] | undefined,
+        postLogoutRedirectUris: values['post-logout-redirect-uri'] as string[] | undefined,
         verifierMetadata,
       });
       return { json: { client_id: id, updated: true }, text: `Updated client ${id}.` };

@@ -12,6 +12,8 @@ export interface CreateClientInput {
   master?: boolean;
   parentId?: number | undefined;
   redirectUris?: string[];
+  /** Where RP-initiated logout may send the browser back (exact match). */
+  postLogoutRedirectUris?: string[];
   verifier?: boolean;
 }
 
@@ -66,6 +68,7 @@ export async function createClient(db: Kysely<Database>, input: CreateClientInpu
       parentId: input.parentId ?? null,
       clientSecretHash: hashSecret(clientSecret),
       redirectUris,
+      postLogoutRedirectUris: (input.postLogoutRedirectUris ?? []).map(validateRedirectUri),
     });
     await insertApiToken(tx, id, apiToken);
     return id;
@@ -81,6 +84,8 @@ export interface ClientSettings {
   recaptchaEnabled?: boolean;
   privacyLink?: string;
   redirectUris?: string[];
+  /** Replaces the list of post-logout redirect URIs. */
+  postLogoutRedirectUris?: string[];
   /** OpenID4VP client metadata of a verifier, as JSON text already checked. */
   verifierMetadata?: string;
 }
@@ -137,6 +142,11 @@ export async function setClientSettings(
   }
   if (settings.redirectUris !== undefined) {
     update['redirect_uris'] = JSON.stringify(settings.redirectUris.map(validateRedirectUri));
+  }
+  if (settings.postLogoutRedirectUris !== undefined) {
+    update['post_logout_redirect_uris'] = JSON.stringify(
+      settings.postLogoutRedirectUris.map(validateRedirectUri),
+    );
   }
   if (settings.verifierMetadata !== undefined) update['verifier_metadata'] = settings.verifierMetadata;
   if (Object.keys(update).length === 0) throw new CofferError('invalid_request', 'Nothing to set.');

@@ -37,6 +37,7 @@ export interface NewClient {
   parentId: number | null;
   clientSecretHash: string | null;
   redirectUris: string[];
+  postLogoutRedirectUris?: string[];
 }
 
 export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<number> {
@@ -49,6 +50,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       parent_id: client.parentId,
       client_secret_hash: client.clientSecretHash,
       redirect_uris: JSON.stringify(client.redirectUris),
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
       created_at: now(),
     })
     .returning('client_id')

@@ -11,3 +11,8 @@ export function readCookie(header: string | undefined, name: string): string | u
 export function sessionCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
   return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
+
+/** Tells the browser to forget a cookie at once. */
+export function expiredCookie(name: string, secure: boolean): string {
+  return `${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}

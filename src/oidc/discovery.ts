@@ -4,6 +4,8 @@ export const OIDC_PATHS = {
   authorization: '/v2/openidc/authorize',
   token: '/v2/openidc/token',
   userinfo: '/v2/openidc/user',
+  revocation: '/v2/openidc/revoke',
+  endSession: '/v2/openidc/logout',
   jwks: '/.well-known/jwks.json',
 } as const;
 
@@ -15,6 +17,9 @@ export function discoveryDocument(issuer: string) {
     token_endpoint: issuer + OIDC_PATHS.token,
     userinfo_endpoint: issuer + OIDC_PATHS.userinfo,
     jwks_uri: issuer + OIDC_PATHS.jwks,
+    revocation_endpoint: issuer + OIDC_PATHS.revocation,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    end_session_endpoint: issuer + OIDC_PATHS.endSession,
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],

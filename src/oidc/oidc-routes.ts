@@ -1,17 +1,30 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
+import { expiredCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserById } from '../users/user-repository.ts';
 import { authorizationResponse, issueAuthorizationCode } from './authorization.ts';
 import { checkAuthorizationRequest } from './authorize-request.ts';
 import { bearerOf, requireBearer } from './bearer.ts';
+import { authenticateClient, clientCredentialsOf } from './client-authentication.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
-import { type InteractionDeps, startLoginInteraction } from './interaction-service.ts';
+import { type EndSessionParameters, endSession } from './end-session.ts';
+import { type InteractionDeps, startInteraction, startLoginInteraction } from './interaction-service.ts';
 import { renderErrorPage, startPage } from './login-page.ts';
-import { TokenRequestBody, TokenResponseBody, UserInfoBody } from './oidc-schemas.ts';
-import { sessionOfCookie } from './session-cookie.ts';
+import { renderSignedOutPage } from './logout-page.ts';
+import {
+  EndSessionParams,
+  RevocationBody,
+  TokenRequestBody,
+  TokenResponseBody,
+  UserInfoBody,
+} from './oidc-schemas.ts';
+import { revokeAccessToken } from './revocation.ts';
+import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from './session-cookie.ts';
 import { exchangeAuthorizationCode, type TokenDeps } from './token-service.ts';
 import { userInfoClaims } from './userinfo.ts';
 
@@ -19,23 +32,6 @@ export interface OidcRouteDeps {
   interactions: InteractionDeps;
   tokens: TokenDeps;
   store: EncryptedStore;
-}
-
-/** HTTP Basic client authentication (RFC 6749 §2.3.1): both parts are form-urlencoded. */
-function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
-  const match = header?.match(/^Basic +([A-Za-z0-9+/]+=*) *$/i);
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) throw new CofferError('invalid_client', 'Malformed HTTP Basic credentials.');
-  try {
-    return {
-      id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
-      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
-    };
-  } catch {
-    throw new CofferError('invalid_client', 'Malformed HTTP Basic credentials.');
-  }
 }
 
 /** Discovery, keys, the authorization endpoint, the token endpoint and userinfo. */
@@ -147,19 +143,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     async (request, reply) => {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const body = request.body;
-      const basic = basicCredentials(request.headers.authorization);
-      if (basic && body.client_secret !== undefined) {
-        throw new CofferError(
-          'invalid_request',
-          'Use one client authentication method, not both Basic and client_secret.',
-        );
-      }
-      if (basic && body.client_id !== undefined && body.client_id !== basic.id) {
-        throw new CofferError('invalid_request', 'client_id in the body differs from the Basic credentials.');
-      }
-      const clientId = basic?.id ?? body.client_id;
-      if (clientId === undefined)
-        throw new CofferError('invalid_client', 'Client authentication is required.');
+      const client = clientCredentialsOf(request.headers.authorization, body);
       try {
         return await exchangeAuthorizationCode(
           deps.tokens,
@@ -168,13 +152,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
             code: body.code,
             redirect_uri: body.redirect_uri,
             code_verifier: body.code_verifier,
-            client_id: clientId,
-            client_secret: basic?.secret ?? body.client_secret,
+            client_id: client.clientId,
+            client_secret: client.secret,
           },
           request.ip,
         );
       } catch (error) {
-        if (basic && error instanceof CofferError && error.code === 'invalid_client') {
+        if (client.basic && error instanceof CofferError && error.code === 'invalid_client') {
           reply.header('www-authenticate', 'Basic realm="coffer"');
         }
         throw error;
@@ -197,5 +181,84 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
       reply.header('cache-control', 'no-store');
       return userInfoClaims(deps.store, bearerOf(request).user);
     },
+  );
+
+  app.post(
+    OIDC_PATHS.revocation,
+    {
+      schema: {
+        tags,
+        summary: 'Revoke an access token (RFC 7009)',
+        description:
+          "Form-encoded (RFC 7009) or JSON; client authentication as at the token endpoint. 200 whether or not the token was known, valid or the client's own; only a token of the authenticated client is revoked. Userinfo and the credential endpoints refuse a revoked token at once, on every instance sharing the database.",
+        body: RevocationBody,
+        response: { 200: Type.Object({}), ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const credentials = clientCredentialsOf(request.headers.authorization, request.body);
+      let client: Awaited<ReturnType<typeof authenticateClient>>;
+      try {
+        client = await authenticateClient(db, credentials);
+      } catch (error) {
+        if (error instanceof CofferError && error.code === 'invalid_client') {
+          await deps.tokens.limiter.hit(`token-fail:ip:${request.ip}`, 300, 60);
+          if (credentials.basic) reply.header('www-authenticate', 'Basic realm="coffer"');
+        }
+        throw error;
+      }
+      await revokeAccessToken({ db, keys: deps.tokens.keys, issuer }, client.client_id, request.body.token);
+      return {};
+    },
+  );
+
+  const secure = deps.interactions.config.environment === 'production';
+  const endSessionHandler = async (
+    params: EndSessionParameters,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    reply.header('cache-control', 'no-store');
+    const session = await sessionOfCookie(db, request.headers.cookie);
+    const outcome = await endSession({ db, keys: deps.tokens.keys, issuer }, params, session);
+    const cspNonce = startPage(reply);
+    const host = new URL(issuer).host;
+    if (outcome.kind === 'error') {
+      reply.code(400);
+      return renderErrorPage({
+        title: 'This sign-out link is not valid',
+        message: outcome.message,
+        cspNonce,
+      });
+    }
+    if (outcome.kind === 'confirm') {
+      const interactionId = await startInteraction(deps.interactions, {
+        kind: 'logout',
+        clientId: outcome.clientId,
+        params: JSON.stringify({ returnTo: outcome.returnTo, clientName: outcome.clientName }),
+      });
+      return reply.redirect(`/interaction/${interactionId}`, 303);
+    }
+    await endSessionOfCookie(db, request.headers.cookie);
+    reply.header('set-cookie', expiredCookie(SESSION_COOKIE, secure));
+    if (outcome.returnTo) return reply.redirect(outcome.returnTo, 303);
+    return renderSignedOutPage({ cspNonce, host });
+  };
+  const endSessionSchema = (method: string) => ({
+    tags,
+    summary: `End session (OpenID Connect RP-Initiated Logout 1.0), parameters in the ${method}`,
+    description:
+      'With an id_token_hint naming the person of the browser session (or without a session), the session ends at once; otherwise the person is asked to confirm. post_logout_redirect_uri must be registered for the client (coffer client set --post-logout-redirect-uri) and gets state back.',
+  });
+  app.get(
+    OIDC_PATHS.endSession,
+    { schema: { ...endSessionSchema('query'), querystring: EndSessionParams } },
+    async (request, reply) => endSessionHandler(request.query, request, reply),
+  );
+  app.post(
+    OIDC_PATHS.endSession,
+    { schema: { ...endSessionSchema('form body'), body: EndSessionParams } },
+    async (request, reply) => endSessionHandler(request.body, request, reply),
   );
 };

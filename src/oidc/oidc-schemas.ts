@@ -99,3 +99,34 @@ export const InteractionResult = Type.Object({
   /** After an issuance: how many the issuer will deliver later. */
   pending: Type.Optional(Type.Integer()),
 });
+
+/** RFC 7009 §2.1, form-encoded (or JSON); client authentication as at the token endpoint. */
+export const RevocationBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 8192 }),
+    token_type_hint: Type.Optional(
+      Type.String({ maxLength: 64, description: 'access_token; other hints are ignored (§2.1).' }),
+    ),
+    client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+
+/** OpenID Connect RP-Initiated Logout 1.0 §2, as query (GET) or form (POST). */
+export const EndSessionParams = Type.Object(
+  {
+    id_token_hint: Type.Optional(Type.String({ minLength: 1, maxLength: 8192 })),
+    client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    post_logout_redirect_uri: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    state: Type.Optional(Type.String({ maxLength: 2048 })),
+    ui_locales: Type.Optional(Type.String({ maxLength: 256 })),
+    logout_hint: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  { additionalProperties: true },
+);
+
+export const LogoutDecisionBody = Type.Object(
+  { decision: Type.Union([Type.Literal('sign_out'), Type.Literal('stay')]) },
+  { additionalProperties: false },
+);

@@ -15,3 +15,8 @@ export async function findLiveSession(db: Kysely<Database>, idHash: string): Pro
     .where('expires_at', '>', new Date().toISOString())
     .executeTakeFirst();
 }
+
+/** Ends a session: its cookie is refused from now on, on every instance. */
+export async function deleteSession(db: Kysely<Database>, idHash: string): Promise<void> {
+  await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+}

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { getAddress } from 'viem';
-import { findClient } from '../clients/client-repository.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
-import { hashSecret, secretMatchesHash } from '../keys/secrets.ts';
+import { hashSecret } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
+import { authenticateClient } from './client-authentication.ts';
 import { type CodeConsumer, findAuthorizationCode, revokeToken } from './code-repository.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { jtiForCode, signTokens } from './tokens.ts';
@@ -44,23 +44,6 @@ const invalidGrant = (why: string) => new CofferError('invalid_grant', why);
 const FAILURES_ALLOWED = 300;
 const FAILURE_WINDOW_SECONDS = 60;
 
-async function authenticateClient(deps: TokenDeps, request: TokenRequest) {
-  const client = /^[1-9]\d{0,9}$/.test(request.client_id)
-    ? await findClient(deps.db, Number(request.client_id))
-    : undefined;
-  if (!client?.client_secret_hash) {
-    // A client without a secret could use PKCE alone, but the contract's exchange always sends one.
-    throw new CofferError('invalid_client', 'Client authentication failed.');
-  }
-  if (
-    request.client_secret === undefined ||
-    !secretMatchesHash(request.client_secret, client.client_secret_hash)
-  ) {
-    throw new CofferError('invalid_client', 'Client authentication failed.');
-  }
-  return client;
-}
-
 function pkceMatches(challenge: string, verifier: string | undefined): boolean {
   if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
   return createHash('sha256').update(verifier, 'ascii').digest('base64url') === challenge;
@@ -93,7 +76,10 @@ async function exchange(deps: TokenDeps, request: TokenRequest): Promise<TokenRe
   if (request.grant_type !== 'authorization_code') {
     throw new CofferError('unsupported_grant_type', 'Only the authorization_code grant is supported.');
   }
-  const client = await authenticateClient(deps, request);
+  const client = await authenticateClient(deps.db, {
+    clientId: request.client_id,
+    secret: request.client_secret,
+  });
   const nowSeconds = Math.floor((deps.now ? deps.now() : Date.now()) / 1000);
   const codeHash = hashSecret(request.code);
   const code = await deps.consumeCode(codeHash, nowSeconds);

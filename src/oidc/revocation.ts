@@ -1,0 +1,34 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import { CofferError } from '../errors.ts';
+import type { KeyRing } from '../keys/signing-keys.ts';
+import { revokeToken } from './code-repository.ts';
+import { verifyAccessToken } from './tokens.ts';
+
+export interface RevocationDeps {
+  db: Kysely<Database>;
+  keys: KeyRing;
+  issuer: string;
+}
+
+/**
+ * RFC 7009 §2.1: revokes an access token of the authenticated client. Its jti goes into
+ * revoked_tokens, which every bearer check reads, so every instance on the database refuses it
+ * from the next request. A token that is not valid, already expired or another client's is left
+ * alone, and the answer is the same (§2.2): nothing is learnt about tokens one does not hold.
+ */
+export async function revokeAccessToken(
+  deps: RevocationDeps,
+  clientId: number,
+  token: string,
+): Promise<void> {
+  let verified: Awaited<ReturnType<typeof verifyAccessToken>>;
+  try {
+    verified = await verifyAccessToken(deps.keys, deps.issuer, token);
+  } catch (error) {
+    if (error instanceof CofferError) return;
+    throw error;
+  }
+  if (verified.clientId !== String(clientId)) return;
+  await revokeToken(deps.db, verified.jti, verified.expiresAt);
+}
