@@ -42,11 +42,14 @@ import { type InteractionDeps, outboxDir } from './oidc/interaction-service.ts';
 import { oidcRoutes } from './oidc/oidc-routes.ts';
 import { createRateLimiter } from './oidc/rate-limit.ts';
 import { optionsRoutes } from './options/options-routes.ts';
+import { createStatusChecker } from './status/status-checker.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
 import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
+import type { DeletionDeps } from './wallet/credential-deletion.ts';
+import { walletRoutes } from './wallet/wallet-routes.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -224,7 +227,21 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const formats = createFormatRegistry({ operations, jsonLd: bbs2023.jsonLd });
   const issuerTrustAnchors = await loadTrustAnchors(config.issuerTrustAnchors, 'ISSUER_TRUST_ANCHORS');
   const credentialContentKey = deriveKey(context.masterKey, 'credential-content/v1');
+  const outbound =
+    context.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
+  const deletion: DeletionDeps = {
+    db: database.db,
+    store,
+    cipher,
+    notifications: { outbound, config: { clientId: config.oid4vciClientId }, log: app.log },
+  };
+  const status = createStatusChecker({
+    outbound,
+    now: () => new Date(),
+    verifyBaseProof: (document, key) => operations.verifyBaseProof(document, key),
+  });
   await app.register(credentialRoutes, {
+    deletion,
     credentials: {
       db: database.db,
       store,
@@ -233,13 +250,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       insertCredential: createCredentialInserter(database.db, database.dialect),
       formats,
       issuerTrustAnchors,
+      cipher,
     },
     bearer: { db: database.db, keys, issuer: config.publicUrl },
   });
 
-  const outbound =
-    context.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
   const wallet: WalletDeps = {
+    status,
     db: database.db,
     store,
     cipher,
@@ -276,6 +293,11 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(interactionRoutes, { interactions, wallet, issuance });
   await app.register(oid4vpRoutes, wallet);
   await app.register(oid4vciRoutes, issuance);
+  await app.register(walletRoutes, {
+    wallet: { ...deletion, formats, issuerTrustAnchors, status, now: () => new Date() },
+    interactions,
+    pageTokenKey: deriveKey(context.masterKey, 'wallet-page-token/v1'),
+  });
   // Deferred issuances are polled from the database, so a restart picks up where it stopped.
   const poller = startDeferredPoller(issuance);
   app.addHook('onClose', async () => {

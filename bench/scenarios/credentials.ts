@@ -9,6 +9,7 @@ import type { StoreCredentialBody } from '../../src/credentials/credential-schem
 import { storeCredential } from '../../src/credentials/credential-service.ts';
 import { createFormatRegistry } from '../../src/formats/registry.ts';
 import { deriveKey } from '../../src/keys/derive-key.ts';
+import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
 import {
   BENCH_CONTEXT,
@@ -65,6 +66,7 @@ async function prepareHolder(server: BenchServer): Promise<Holder> {
           insertCredential: createCredentialInserter(state.database.db, state.database.dialect),
           formats: createFormatRegistry({ operations, jsonLd: benchJsonLd }),
           issuerTrustAnchors: [],
+          cipher: createFieldCipher(masterKey),
         };
         const caller = { clientId: seeded.client.client_id, isMaster: false, parentId: null };
         for (const vc of credentials) {

@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { callerOf, requireApiToken } from '../clients/api-auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { type BearerDeps, bearerOf, requireBearer } from '../oidc/bearer.ts';
+import type { DeletionDeps } from '../wallet/credential-deletion.ts';
+import { deleteUserCredential } from '../wallet/wallet-service.ts';
 import {
   CredentialListEnvelope,
   PresentationBody,
@@ -19,6 +22,7 @@ import {
 export interface CredentialRouteDeps {
   credentials: CredentialDeps;
   bearer: BearerDeps;
+  deletion: DeletionDeps;
 }
 
 /** Endpoints 4–6 of the contract: transport only; the rules live in credential-service.ts. */
@@ -84,6 +88,26 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteDeps> = 
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       return { data: await presentCredentials(deps.credentials, bearerOf(request).user, request.body) };
+    },
+  );
+
+  app.delete(
+    '/v1/openidc/credentials/:id',
+    {
+      onRequest: bearer,
+      schema: {
+        tags,
+        security: [{ bearer: [] }],
+        summary: "Delete one of the access token's user's credentials",
+        description:
+          "The credential's `id` (URL-encoded). It leaves every list and presentation and its blocks are removed; when it came by OpenID4VCI the issuer is notified (credential_deleted). 404 for an id that is not the user's.",
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 2048 }) }),
+        response: { 204: Type.Null(), ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      await deleteUserCredential(deps.deletion, bearerOf(request).user, request.params.id);
+      reply.header('cache-control', 'no-store').code(204);
     },
   );
 };

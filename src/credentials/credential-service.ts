@@ -13,9 +13,11 @@ import {
   rejected,
 } from '../formats/credential-format.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
 import { didKeyFromEd25519PublicKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '../users/user-repository.ts';
+import { recordHistory, typesOf } from '../wallet/wallet-history.ts';
 import type { Bbs2023Operations } from './bbs-2023/operations.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
 import {
@@ -45,6 +47,8 @@ export interface CredentialDeps {
   formats: FormatRegistry;
   /** ISSUER_TRUST_ANCHORS: issuer certificates that chain to one are marked trusted. */
   issuerTrustAnchors: X509Certificate[];
+  /** Seals the wallet history's arrival events. */
+  cipher: FieldCipher;
   now?: () => Date;
 }
 
@@ -201,6 +205,15 @@ export async function storeCredential(
     if (winner) return same(winner);
     throw error;
   }
+  await recordHistory(deps, user, [
+    {
+      kind: 'arrival',
+      at: (deps.now?.() ?? new Date()).toISOString(),
+      credential: { id: credentialId, format: format.id, types: typesOf(parsed.summary.type) },
+      // The client's name is read when the history is shown, so a renamed client shows its new name.
+      from: { name: '', via: 'api', identifier: String(caller.clientId) },
+    },
+  ]);
   return { created: true, data: answer(cid) };
 }
 

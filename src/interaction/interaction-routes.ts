@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CofferError } from '../errors.ts';
-import { sessionCookie } from '../http/cookies.ts';
+import { expiredCookie, sessionCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
+import { refuseCrossSite } from '../http/same-origin.ts';
 import { logoOrigins, renderIssuancePage } from '../oid4vci/issuance-page.ts';
 import {
   decideIssuance,
@@ -14,8 +15,10 @@ import { renderConsentPage } from '../oid4vp/consent-page.ts';
 import { decideConsent, describeConsent, type WalletDeps } from '../oid4vp/wallet-service.ts';
 import {
   checkPageToken,
+  decideLogout,
   describeInteraction,
   type FinishedLogin,
+  forgetInteractionIdentity,
   type InteractionDeps,
   liveInteraction,
   logInWithSiwe,
@@ -23,30 +26,17 @@ import {
   verifyEmailCode,
 } from '../oidc/interaction-service.ts';
 import { renderErrorPage, renderLoginPage, startPage } from '../oidc/login-page.ts';
+import { renderLogoutConfirmPage } from '../oidc/logout-page.ts';
 import {
   ConsentBody,
   EmailLoginBody,
   EmailVerifyBody,
   InteractionParams,
   InteractionResult,
+  LogoutDecisionBody,
   WalletLoginBody,
 } from '../oidc/oidc-schemas.ts';
-import { SESSION_COOKIE } from '../oidc/session-cookie.ts';
-
-/**
- * Cross-site request forgery: the POSTs take JSON only (a cross-site form cannot send it
- * without a CORS preflight, which Coffer never grants), and a browser's Origin or
- * Sec-Fetch-Site must name this service.
- */
-function refuseCrossSite(request: FastifyRequest, publicUrl: string): void {
-  const origin = request.headers.origin;
-  if (origin !== undefined && origin !== new URL(publicUrl).origin) {
-    throw new CofferError('forbidden', 'Cross-site requests to the log-in are not allowed.');
-  }
-  if (request.headers['sec-fetch-site'] === 'cross-site') {
-    throw new CofferError('forbidden', 'Cross-site requests to the log-in are not allowed.');
-  }
-}
+import { endSessionOfCookie, SESSION_COOKIE } from '../oidc/session-cookie.ts';
 
 /** Browsers mark every fetch with Origin (POST) and Sec-Fetch-Site; headless clients send neither. */
 function fromBrowser(request: FastifyRequest): boolean {
@@ -132,6 +122,15 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
             cspNonce: pageNonce,
             loggedIn: view.logged_in,
             issuance: described,
+          });
+        }
+        if (view.kind === 'logout') {
+          return renderLogoutConfirmPage({
+            interactionId: view.id,
+            csrfToken: view.csrf_token,
+            cspNonce,
+            host: new URL(deps.config.publicUrl).host,
+            clientName: view.client.name || null,
           });
         }
         if (view.kind === 'consent') {
@@ -240,6 +239,48 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
       if (account !== undefined) throw unexpected('account', 'a presentation request');
       const result = await decideConsent(wallet, id, { decision, selections });
       return result.redirectTo ? { redirect_to: result.redirectTo } : { next: 'done' };
+    },
+  );
+
+  app.post(
+    '/interaction/:id/logout',
+    {
+      schema: {
+        tags,
+        summary: 'Confirm or refuse a sign-out that an app asked for (RP-Initiated Logout 1.0 §6)',
+        params: InteractionParams,
+        body: LogoutDecisionBody,
+        response: { 200: InteractionResult, ...errorResponses(400, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const returnTo = await decideLogout(deps, request.params.id);
+      if (request.body.decision === 'stay') return { next: 'done' };
+      await endSessionOfCookie(deps.db, request.headers.cookie);
+      reply.header('set-cookie', expiredCookie(SESSION_COOKIE, secure));
+      return returnTo ? { redirect_to: returnTo } : { next: 'done' };
+    },
+  );
+
+  app.post(
+    '/interaction/:id/sign-out',
+    {
+      schema: {
+        tags,
+        summary: 'Sign out in the middle of a presentation or an offer, to log in as someone else',
+        description:
+          'Ends the browser session (for every tenant) and forgets who logged in to this interaction; the page then asks to log in again.',
+        params: InteractionParams,
+        response: { 200: InteractionResult, ...errorResponses(403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      await forgetInteractionIdentity(deps, request.params.id);
+      await endSessionOfCookie(deps.db, request.headers.cookie);
+      reply.header('set-cookie', expiredCookie(SESSION_COOKIE, secure));
+      return { next: 'consent' };
     },
   );
 };

@@ -97,6 +97,14 @@ function logoOf(display: DisplayEntry | undefined) {
   }
 }
 
+/** The issuer's name and logo as its metadata displays them (its host when it names none). */
+export function issuerDisplayOf(metadata: IssuerMetadataResult, identifier: string) {
+  const display = displayOf(metadata.credentialIssuer.display);
+  return { name: display?.name ?? new URL(identifier).host, logo: logoOf(display) };
+}
+
+export type IssuerDisplay = ReturnType<typeof issuerDisplayOf>;
+
 function configurationsOf(
   offer: CredentialOfferObject,
   metadata: IssuerMetadataResult,
@@ -191,12 +199,10 @@ export async function resolveOffer(
       );
     }
   }
-  const display = displayOf(metadata.credentialIssuer.display);
   return {
     issuer: {
       identifier: offer.credential_issuer,
-      name: display?.name ?? new URL(offer.credential_issuer).host,
-      logo: logoOf(display),
+      ...issuerDisplayOf(metadata, offer.credential_issuer),
       verified: metadata.signedCredentialIssuer !== undefined && metadataSigner() !== null,
       certificate: metadataSigner(),
     },

@@ -4,6 +4,7 @@ import {
   jsonForScript,
   LOGIN_PAGE_SCRIPT,
   page,
+  SIGN_OUT_SECTION,
   WALLET_SECTION,
 } from '../oidc/login-page.ts';
 import type { SiweChallenge } from '../oidc/siwe.ts';
@@ -182,6 +183,7 @@ ${accountField(issuance)}
 ${issuerSection(issuance)}
 ${offeredList(issuance)}
 ${main}
+${input.loggedIn ? SIGN_OUT_SECTION : ''}
 </main>
 <style nonce="${nonce}">${ISSUANCE_STYLE}</style>
 <script type="application/json" id="login-data" nonce="${nonce}">${jsonForScript(data)}</script>

@@ -261,6 +261,7 @@ async function receiveOffered(
         await storeReceivedCredential(deps, account, {
           format: configuration.format,
           credentialIssuer: params.issuer.identifier,
+          issuerDisplay: { name: params.issuer.name, logo: params.issuer.logo },
           copies: outcome.copies,
           notification: notificationRecord(params, token, outcome.notificationId),
         }),

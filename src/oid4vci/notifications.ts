@@ -1,9 +1,11 @@
+import type { JsonWebKey } from 'node:crypto';
 import type { IssuerMetadataResult } from '@openid4vc/openid4vci';
 import type { OutboundClient } from '../http/outbound.ts';
 import {
   dpopOptions,
   type IssuanceToken,
   issuanceClient,
+  issuanceKeyOf,
   privateJwkOf,
   rememberDpopNonce,
 } from './issuer-client.ts';
@@ -58,18 +60,49 @@ export async function sendNotification(
   }
 }
 
-/** What `credential_deleted` will need later (DESIGN.md, The person's wallet). */
+/** What `credential_deleted` needs later (DESIGN.md, The person's wallet); kept sealed with the credential. */
+export interface NotificationRecord {
+  notification_id: string;
+  credential_issuer: string;
+  notification_endpoint: string;
+  access_token: string;
+  dpop_key: JsonWebKey | null;
+}
+
 export function notificationRecord(
   params: { metadata: IssuerMetadataResult },
   token: IssuanceToken,
   id: string | null,
-) {
+): NotificationRecord | null {
   const endpoint = params.metadata.credentialIssuer.notification_endpoint;
   if (!id || !endpoint) return null;
   return {
     notification_id: id,
     credential_issuer: params.metadata.credentialIssuer.credential_issuer,
+    notification_endpoint: endpoint,
     access_token: token.accessToken,
     dpop_key: token.dpop ? privateJwkOf(token.dpop.key) : null,
   };
+}
+
+/**
+ * §11 `credential_deleted`, with the access token of the issuance (and its DPoP key). The token
+ * may have expired since; the issuer then refuses, which is logged like any failed notification.
+ */
+export async function sendDeletedNotification(
+  deps: NotificationDeps,
+  record: NotificationRecord,
+): Promise<void> {
+  // Only these two members of the metadata are read for a notification.
+  const metadata = {
+    credentialIssuer: {
+      credential_issuer: record.credential_issuer,
+      notification_endpoint: record.notification_endpoint,
+    },
+  } as unknown as IssuerMetadataResult;
+  const token: IssuanceToken = {
+    accessToken: record.access_token,
+    dpop: record.dpop_key ? { key: issuanceKeyOf(record.dpop_key), nonce: undefined } : null,
+  };
+  await sendNotification(deps, metadata, token, record.notification_id, 'credential_deleted');
 }

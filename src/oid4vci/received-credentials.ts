@@ -9,6 +9,9 @@ import type { FormatRegistry } from '../formats/registry.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import type { UserIdentity } from '../users/user-repository.ts';
+import { notificationContext } from '../wallet/credential-deletion.ts';
+import { recordHistory, typesOf } from '../wallet/wallet-history.ts';
+import type { IssuerDisplay } from './issuance-offer.ts';
 import { type IssuanceKey, privateJwkOf } from './issuer-client.ts';
 
 export interface ReceivedStoreDeps {
@@ -32,6 +35,10 @@ export interface ReceivedCredential {
   format: FormatId;
   type: string | string[];
 }
+
+/** The associated data of a received credential's sealed issuer display. */
+export const issuerDisplayContext = (did: string, credentialId: string) =>
+  `credentials/${did}/${credentialId}/issuer_display`;
 
 /** The associated data that binds a copy's sealed holder key to its account and block. */
 export const copyKeyContext = (did: string, cid: string) => `credential-copies/${did}/${cid}/holder_key`;
@@ -71,7 +78,13 @@ async function checkedCopy(
 export async function storeReceivedCredential(
   deps: ReceivedStoreDeps,
   account: UserIdentity,
-  input: { format: FormatId; credentialIssuer: string; copies: ReceivedCopy[]; notification: unknown },
+  input: {
+    format: FormatId;
+    credentialIssuer: string;
+    issuerDisplay: IssuerDisplay;
+    copies: ReceivedCopy[];
+    notification: unknown;
+  },
 ): Promise<ReceivedCredential> {
   const parsed: ParsedCredential[] = [];
   for (const copy of input.copies) parsed.push(await checkedCopy(deps, account, input.format, copy));
@@ -94,8 +107,12 @@ export async function storeReceivedCredential(
             ? null
             : deps.cipher.encrypt(
                 JSON.stringify(input.notification),
-                `credentials/${account.did}/${first.summary.id}/notification`,
+                notificationContext(account.did, first.summary.id),
               ),
+        issuer_display_sealed: deps.cipher.encrypt(
+          JSON.stringify(input.issuerDisplay),
+          issuerDisplayContext(account.did, first.summary.id),
+        ),
         created_at: now(),
         format: input.format,
       },
@@ -111,5 +128,13 @@ export async function storeReceivedCredential(
     if (isUniqueViolation(error)) throw rejected(`this wallet already holds credential ${first.summary.id}`);
     throw error;
   }
+  await recordHistory(deps, account, [
+    {
+      kind: 'arrival',
+      at: deps.now().toISOString(),
+      credential: { id: first.summary.id, format: input.format, types: typesOf(first.summary.type) },
+      from: { name: input.issuerDisplay.name, via: 'oid4vci', identifier: input.credentialIssuer },
+    },
+  ]);
   return { credentialId: first.summary.id, format: input.format, type: first.summary.type };
 }

@@ -4,6 +4,7 @@ import {
   jsonForScript,
   LOGIN_PAGE_SCRIPT,
   page,
+  SIGN_OUT_SECTION,
   safeLink,
   WALLET_SECTION,
 } from '../oidc/login-page.ts';
@@ -222,6 +223,7 @@ ${requests}
 <noscript><p class="error">This page needs JavaScript.</p></noscript>
 ${verifierSection(consent)}
 ${main}
+${input.loggedIn ? SIGN_OUT_SECTION : ''}
 </main>
 ${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escapeHtml(consent.verifier.name)}</a></footer>` : ''}
 <style nonce="${nonce}">${CONSENT_STYLE}</style>

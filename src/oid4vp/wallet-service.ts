@@ -13,9 +13,11 @@ import { finishInteraction } from '../oidc/interaction-repository.ts';
 import type { InteractionDeps, NewInteraction } from '../oidc/interaction-service.ts';
 import { gone, liveInteraction, startInteraction } from '../oidc/interaction-service.ts';
 import type { SessionRow } from '../oidc/session-repository.ts';
+import type { StatusChecker } from '../status/status-checker.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findAccountsOfIdentity } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
+import { type CredentialRef, recordHistory, typesOf } from '../wallet/wallet-history.ts';
 import {
   type AuthorizationRequestDeps,
   type ErrorReturn,
@@ -51,6 +53,8 @@ export interface WalletDeps {
   requests: AuthorizationRequestDeps;
   outbound: OutboundClient;
   interactions: InteractionDeps;
+  /** Revoked and suspended credentials are never offered (DESIGN.md, The person's wallet). */
+  status: StatusChecker;
 }
 
 /**
@@ -198,6 +202,12 @@ async function heldCredentials(
         return undefined;
       }
       if (!validNow(parsed, context.now)) return undefined;
+      const reference = format.statusReference(stored, context);
+      if (reference) {
+        // A list that cannot be checked does not block: the verifier checks status itself.
+        const { state } = await deps.status.check(reference);
+        if (state === 'revoked' || state === 'suspended') return undefined;
+      }
       const keyBound = parsed.holder.kind === 'key';
       return {
         id: row.credential_id,
@@ -261,9 +271,6 @@ async function consentState(deps: WalletDeps, id: string): Promise<ConsentState>
   return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held, accepts) };
 }
 
-const compactTypes = (type: string | string[]) =>
-  (Array.isArray(type) ? type : [type]).filter((t) => t !== 'VerifiableCredential');
-
 /** What the consent page and headless clients show: who asks, for which claims, from which credentials. */
 export async function describeConsent(deps: WalletDeps, id: string) {
   const { request, held, evaluation, loggedIn } = await consentState(deps, id);
@@ -305,7 +312,7 @@ export async function describeConsent(deps: WalletDeps, id: string) {
                   not_after: certificate.notAfter,
                   trusted: certificate.trusted,
                 },
-                types: compactTypes(summary.type),
+                types: typesOf(summary.type),
                 valid_until: summary.validUntil,
                 discloses_everything: deps.formats.get(format).disclosesEverything,
                 claims: candidate.claims.map((claim) => ({
@@ -398,7 +405,7 @@ async function approvedVpToken(
   state: ConsentState,
   selections: Selections | undefined,
   encryption: EncryptionChoice | undefined,
-): Promise<Record<string, unknown[]>> {
+): Promise<{ vpToken: Record<string, unknown[]>; shared: SharedCredential[] }> {
   if (!state.loggedIn)
     throw new CofferError(
       'invalid_request',
@@ -442,7 +449,47 @@ async function approvedVpToken(
     vpToken[item.queryId] ??= [];
     vpToken[item.queryId]!.push(presentations[i]);
   });
-  return vpToken;
+  const shared = items.map(({ held, candidate }) => ({
+    account: { user_id: held.userId, did: held.did },
+    credential: { id: held.id, format: held.format, types: typesOf(held.summary.type) },
+    claims: candidate.claims.map((claim) => claim.path as unknown[]),
+  }));
+  return { vpToken, shared };
+}
+
+interface SharedCredential {
+  account: { user_id: number; did: string };
+  credential: CredentialRef;
+  claims: unknown[][];
+}
+
+/** The person's history keeps each presentation, delivered or not (wallet/wallet-history.ts). */
+async function recordPresentations(
+  deps: WalletDeps,
+  request: PresentationRequest,
+  shared: SharedCredential[],
+  outcome: { delivered: true } | { delivered: false; reason: string },
+): Promise<void> {
+  const at = new Date().toISOString();
+  await Promise.all(
+    shared.map((item) =>
+      recordHistory(deps, item.account, [
+        {
+          kind: 'presentation',
+          at,
+          credential: item.credential,
+          verifier: {
+            name: request.verifier.name,
+            client_id: request.verifier.clientId,
+            certificate_subject: request.verifier.certificate?.subject ?? null,
+          },
+          claims: item.claims,
+          outcome: outcome.delivered ? 'delivered' : 'failed',
+          ...(outcome.delivered ? {} : { reason: outcome.reason }),
+        },
+      ]),
+    ),
+  );
 }
 
 /**
@@ -458,6 +505,7 @@ export async function decideConsent(
   let state: ConsentInteraction;
   let parameters: ResponseParameters;
   let encryption: EncryptionChoice | undefined;
+  let shared: SharedCredential[] = [];
   if (body.decision === 'decline') {
     state = await consentInteraction(deps, id);
     parameters = {
@@ -468,14 +516,19 @@ export async function decideConsent(
     const matched = await consentState(deps, id);
     state = matched;
     encryption = await encryptionOf(matched.request);
-    parameters = { vp_token: await approvedVpToken(deps, matched, body.selections, encryption) };
+    const approved = await approvedVpToken(deps, matched, body.selections, encryption);
+    parameters = { vp_token: approved.vpToken };
+    shared = approved.shared;
   }
   const { request } = state;
   if (!(await finishInteraction(deps.db, state.interactionId, {}))) throw gone();
   try {
-    return await deliverResponse(request, parameters, deps.outbound, encryption);
+    const delivered = await deliverResponse(request, parameters, deps.outbound, encryption);
+    await recordPresentations(deps, request, shared, { delivered: true });
+    return delivered;
   } catch (error) {
     if (error instanceof DeliveryError) {
+      await recordPresentations(deps, request, shared, { delivered: false, reason: error.message });
       throw new CofferError(
         'bad_gateway',
         `The answer could not be given to ${request.verifier.name}: ${error.message}.`,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-repository.ts';
 import type { Config } from '../config/config.ts';
-import type { Database } from '../db/schema.ts';
+import type { Database, InteractionKind } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { hashSecret } from '../keys/secrets.ts';
@@ -60,7 +60,7 @@ export const gone = () =>
 
 /** What a new interaction starts with: who asks, what for, and who may already be known. */
 export interface NewInteraction {
-  kind: 'login' | 'consent' | 'issuance';
+  kind: InteractionKind;
   clientId: number | null;
   /** The validated request, as JSON. */
   params: string;
@@ -156,7 +156,7 @@ function siweChallengeOf(deps: InteractionDeps, row: InteractionRow): SiweChalle
 
 export interface InteractionView {
   id: string;
-  kind: 'login' | 'consent' | 'issuance';
+  kind: InteractionKind;
   /** Who asks: the client, for a consent the verifier, for an issuance the credential issuer (client_id null when it is not a client). */
   client: { client_id: number | null; name: string; privacy_link: string | null };
   methods: Array<'wallet' | 'email'>;
@@ -185,6 +185,11 @@ async function askerOf(deps: InteractionDeps, row: InteractionRow): Promise<Inte
   if (row.kind === 'issuance') {
     const { issuer } = JSON.parse(row.params) as IssuanceDisplay;
     return { client_id: null, name: issuer.name, privacy_link: null };
+  }
+  if (row.kind === 'wallet') return { client_id: null, name: 'your wallet', privacy_link: null };
+  if (row.kind === 'logout') {
+    const { clientName } = JSON.parse(row.params) as { clientName: string | null };
+    return { client_id: row.client_id, name: clientName ?? '', privacy_link: null };
   }
   const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
   if (!client) throw gone();
@@ -273,6 +278,7 @@ async function continueToConsent(
 ): Promise<FinishedLogin> {
   const authTime = Math.floor(clock(deps).getTime() / 1000);
   const [account] = await findAccountsOfIdentity(deps.db, identity);
+  if (row.kind === 'wallet') return openWallet(deps, row, account, loginType, authTime);
   await updateInteraction(deps.db, row.id, {
     identity_wallet: identity.wallet ?? null,
     identity_email_index: identity.emailIndex ?? null,
@@ -288,6 +294,45 @@ async function continueToConsent(
   };
 }
 
+/**
+ * The wallet page's log-in: the person's session starts for the first account of the identity
+ * (the page shows every account's credentials) and the browser goes back to the page. An
+ * identity without an account here has no wallet, and nobody is signed up by looking.
+ */
+async function openWallet(
+  deps: InteractionDeps,
+  row: InteractionRow,
+  account: UserIdentity | undefined,
+  loginType: 'email' | 'wallet',
+  authTime: number,
+): Promise<FinishedLogin> {
+  if (!account) {
+    throw new CofferError(
+      'not_found',
+      'No account here belongs to that wallet or e-mail address, so there is no wallet to show.',
+    );
+  }
+  if (
+    !(await finishInteraction(deps.db, row.id, {
+      user_id: account.user_id,
+      login_type: loginType,
+      auth_time: authTime,
+    }))
+  )
+    throw gone();
+  return {
+    redirectTo: '/wallet',
+    sessionId: await startSession(deps, account, loginType, authTime),
+    sessionMaxAgeSeconds: SESSION_TTL_MS / 1000,
+  };
+}
+
+/** A log-in step on an interaction that has no log-in (a sign-out confirmation) finds nothing. */
+function loginInteraction(row: InteractionRow): InteractionRow {
+  if (row.kind === 'logout') throw gone();
+  return row;
+}
+
 /** The tenant a client's users belong to: the client itself (a sub-client is its own tenant). */
 function tenantOfClient(row: InteractionRow): number {
   if (row.client_id === null) throw gone();
@@ -301,7 +346,7 @@ export async function logInWithSiwe(
   ip: string,
 ): Promise<FinishedLogin> {
   await hitLoginLimit(deps, ip);
-  const row = await liveInteraction(deps, id);
+  const row = loginInteraction(await liveInteraction(deps, id));
   await deps.limiter.hit(`login:interaction:${id}`, 10, 600);
   const { address, chainId } = await verifySiweLogin({
     message: body.message,
@@ -327,7 +372,7 @@ export async function sendEmailCode(
   ip: string,
 ): Promise<void> {
   await hitLoginLimit(deps, ip);
-  const row = await liveInteraction(deps, id);
+  const row = loginInteraction(await liveInteraction(deps, id));
   const email = body.email.trim();
   if (email.length > 254 || !EMAIL.test(email)) {
     throw new CofferError('invalid_request', 'That is not an e-mail address.', {
@@ -379,7 +424,7 @@ export async function verifyEmailCode(
   ip: string,
 ): Promise<FinishedLogin> {
   await hitLoginLimit(deps, ip);
-  const row = await liveInteraction(deps, id);
+  const row = loginInteraction(await liveInteraction(deps, id));
   if (!row.otp_hash || !row.otp_email_sealed || !row.otp_expires_at) {
     throw new CofferError('invalid_request', 'No code was sent for this log-in; ask for one first.');
   }
@@ -403,6 +448,27 @@ export async function verifyEmailCode(
   }
   const user = await logInWithEmail(deps.users, tenantOfClient(row), email);
   return finishLogin(deps, row, user, 'email');
+}
+
+/** A sign-out confirmation is answered once; it returns where the app asked the browser to go. */
+export async function decideLogout(deps: InteractionDeps, id: string): Promise<string | null> {
+  const row = await liveInteraction(deps, id);
+  if (row.kind !== 'logout') throw gone();
+  if (!(await finishInteraction(deps.db, id, {}))) throw gone();
+  return (JSON.parse(row.params) as { returnTo: string | null }).returnTo;
+}
+
+/** Sign-out inside a presentation or an offer: whoever logged in to it is forgotten. */
+export async function forgetInteractionIdentity(deps: InteractionDeps, id: string): Promise<void> {
+  const row = await liveInteraction(deps, id);
+  if (row.kind !== 'consent' && row.kind !== 'issuance') throw gone();
+  await updateInteraction(deps.db, id, {
+    identity_wallet: null,
+    identity_email_index: null,
+    user_id: null,
+    login_type: null,
+    auth_time: null,
+  });
 }
 
 /** Where the mailer writes without SMTP. */

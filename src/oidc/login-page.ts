@@ -266,6 +266,17 @@ if (walletButton) {
   });
 }
 
+// Consent and offer pages: sign out to log in as someone else; the page then asks again.
+const signOutButton = document.getElementById('interaction-sign-out');
+if (signOutButton) {
+  signOutButton.addEventListener('click', function () {
+    exclusively(signOutButton, async function () {
+      showStatus('Signing out…');
+      follow((await post('/sign-out', {})).body);
+    });
+  });
+}
+
 const emailForm = document.getElementById('email-form');
 const codeForm = document.getElementById('code-form');
 if (emailForm && codeForm) {
@@ -331,8 +342,16 @@ export function safeLink(url: string | undefined): string | undefined {
   }
 }
 
-export function page(input: { title: string; cspNonce?: string | undefined; body: string }): string {
-  const style = input.cspNonce ? `<style nonce="${escapeHtml(input.cspNonce)}">${STYLE}</style>` : '';
+export function page(input: {
+  title: string;
+  cspNonce?: string | undefined;
+  body: string;
+  /** Rules of this page on top of the shared ones. */
+  style?: string;
+}): string {
+  const style = input.cspNonce
+    ? `<style nonce="${escapeHtml(input.cspNonce)}">${STYLE}${input.style ?? ''}</style>`
+    : '';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -370,6 +389,9 @@ export const WALLET_SECTION = `<section aria-labelledby="wallet-heading">
 <p>Your wallet asks you to sign a message. Signing is free and sends no transaction.</p>
 <button type="button" id="wallet-button">Connect wallet</button>
 </section>`;
+
+/** On a consent or offer page once someone logged in: the way to end that session. */
+export const SIGN_OUT_SECTION = `<p class="signed-in">Not you, or done here? <button type="button" id="interaction-sign-out" class="secondary">Sign out</button></p>`;
 
 export const EMAIL_SECTION = `<section aria-labelledby="email-heading">
 <h2 id="email-heading">With your e-mail address</h2>

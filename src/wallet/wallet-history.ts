@@ -1,0 +1,86 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+
+/**
+ * The wallet's history (DESIGN.md, The person's wallet): each presentation and each arrival of a
+ * credential, one row per account and event. Only the kind and the time are plain; what was
+ * shared, with whom and from whom is sealed to the account (field cipher, the account's DID in
+ * the associated data), so a row read into another account does not decrypt.
+ */
+
+export interface CredentialRef {
+  id: string;
+  format: string;
+  types: string[];
+}
+
+export interface PresentationEvent {
+  kind: 'presentation';
+  at: string;
+  credential: CredentialRef;
+  verifier: { name: string; client_id: string; certificate_subject: string | null };
+  /** The claims paths disclosed, as the request named them. */
+  claims: unknown[][];
+  outcome: 'delivered' | 'failed';
+  reason?: string;
+}
+
+export interface ArrivalEvent {
+  kind: 'arrival';
+  at: string;
+  credential: CredentialRef;
+  /** An API client of a tenant, or a credential issuer by OpenID4VCI. */
+  from: { name: string; via: 'api' | 'oid4vci'; identifier: string };
+}
+
+export type HistoryEvent = PresentationEvent | ArrivalEvent;
+
+const historyContext = (did: string) => `wallet-history/${did}`;
+
+/** How much history the page shows; older events stay in the database. */
+export const HISTORY_SHOWN = 200;
+
+export async function recordHistory(
+  deps: { db: Kysely<Database>; cipher: FieldCipher },
+  account: { user_id: number; did: string },
+  events: HistoryEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await deps.db
+    .insertInto('wallet_history')
+    .values(
+      events.map((event) => ({
+        user_id: account.user_id,
+        kind: event.kind,
+        at: event.at,
+        detail_sealed: deps.cipher.encrypt(JSON.stringify(event), historyContext(account.did)),
+      })),
+    )
+    .execute();
+}
+
+/** The newest events of the given accounts, newest first. */
+export async function readHistory(
+  deps: { db: Kysely<Database>; cipher: FieldCipher },
+  accounts: Array<{ user_id: number; did: string }>,
+): Promise<HistoryEvent[]> {
+  if (accounts.length === 0) return [];
+  const didOf = new Map(accounts.map((a) => [a.user_id, a.did]));
+  const rows = await deps.db
+    .selectFrom('wallet_history')
+    .select(['user_id', 'detail_sealed'])
+    .where('user_id', 'in', [...didOf.keys()])
+    .orderBy('history_pk', 'desc')
+    .limit(HISTORY_SHOWN)
+    .execute();
+  return rows.map(
+    (row) =>
+      JSON.parse(
+        deps.cipher.decrypt(row.detail_sealed, historyContext(didOf.get(row.user_id)!)),
+      ) as HistoryEvent,
+  );
+}
+
+export const typesOf = (type: string | string[]) =>
+  (Array.isArray(type) ? type : [type]).filter((t) => t !== 'VerifiableCredential');

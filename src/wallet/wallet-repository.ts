@@ -1,0 +1,84 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+
+/** What the wallet page and deletion read of credentials, for one person's accounts. */
+const WALLET_COLUMNS = [
+  'credentials.credential_pk',
+  'credentials.credential_id',
+  'credentials.cid',
+  'credentials.format',
+  'credentials.issuer_client_id',
+  'credentials.credential_issuer',
+  'credentials.issuer_display_sealed',
+  'credentials.notification_sealed',
+  'credentials.created_at',
+  'users.user_id',
+  'users.did',
+  'users.tenant_id',
+] as const;
+
+/** Every credential of the given accounts, newest first. */
+export async function findWalletCredentials(db: Kysely<Database>, userIds: number[]) {
+  if (userIds.length === 0) return [];
+  return db
+    .selectFrom('credentials')
+    .innerJoin('users', 'users.user_id', 'credentials.user_id')
+    .select(WALLET_COLUMNS)
+    .where('credentials.user_id', 'in', userIds)
+    .orderBy('credentials.credential_pk', 'desc')
+    .execute();
+}
+
+export type WalletCredentialRow = Awaited<ReturnType<typeof findWalletCredentials>>[number];
+
+/** One credential, only when it belongs to one of the given accounts. */
+export async function findWalletCredential(
+  db: Kysely<Database>,
+  userIds: number[],
+  which: { credentialPk: number } | { credentialId: string },
+): Promise<WalletCredentialRow | undefined> {
+  if (userIds.length === 0) return undefined;
+  let query = db
+    .selectFrom('credentials')
+    .innerJoin('users', 'users.user_id', 'credentials.user_id')
+    .select(WALLET_COLUMNS)
+    .where('credentials.user_id', 'in', userIds);
+  query =
+    'credentialPk' in which
+      ? query.where('credentials.credential_pk', '=', which.credentialPk)
+      : query.where('credentials.credential_id', '=', which.credentialId);
+  return query.executeTakeFirst();
+}
+
+/**
+ * Deletes a credential and its copies in one transaction; returns the CIDs of every block it
+ * had, or undefined when a concurrent deletion took it first.
+ */
+export async function deleteCredentialRow(db: Kysely<Database>, credentialPk: number) {
+  return db.transaction().execute(async (trx) => {
+    const copies = await trx
+      .selectFrom('credential_copies')
+      .select('cid')
+      .where('credential_pk', '=', credentialPk)
+      .execute();
+    await trx.deleteFrom('credential_copies').where('credential_pk', '=', credentialPk).execute();
+    const deleted = await trx
+      .deleteFrom('credentials')
+      .where('credential_pk', '=', credentialPk)
+      .returning('cid')
+      .executeTakeFirst();
+    if (!deleted) return undefined;
+    return [...new Set([deleted.cid, ...copies.map((copy) => copy.cid)])];
+  });
+}
+
+/** The names of the API clients that stored credentials (the wallet page's "from"). */
+export async function findClientNames(db: Kysely<Database>, clientIds: number[]) {
+  if (clientIds.length === 0) return new Map<number, string>();
+  const rows = await db
+    .selectFrom('clients')
+    .select(['client_id', 'name'])
+    .where('client_id', 'in', clientIds)
+    .execute();
+  return new Map(rows.map((row) => [row.client_id, row.name]));
+}

@@ -1,0 +1,168 @@
+import type { X509Certificate } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { credentialContext } from '../credentials/credential-service.ts';
+import type { Database } from '../db/schema.ts';
+import { notFound } from '../errors.ts';
+import type { CredentialSummary, ParseContext } from '../formats/credential-format.ts';
+import type { FormatRegistry } from '../formats/registry.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+import type { IssuerDisplay } from '../oid4vci/issuance-offer.ts';
+import { issuerDisplayContext } from '../oid4vci/received-credentials.ts';
+import type { StatusChecker, StatusOutcome } from '../status/status-checker.ts';
+import type { EncryptedStore } from '../storage/index.ts';
+import type { UserIdentity } from '../users/user-repository.ts';
+import { type ClaimLine, claimLines } from './claim-lines.ts';
+import { type DeletionDeps, deleteCredential } from './credential-deletion.ts';
+import { type HistoryEvent, readHistory, typesOf } from './wallet-history.ts';
+import {
+  findClientNames,
+  findWalletCredential,
+  findWalletCredentials,
+  type WalletCredentialRow,
+} from './wallet-repository.ts';
+
+export interface WalletDeps extends DeletionDeps {
+  db: Kysely<Database>;
+  store: EncryptedStore;
+  cipher: FieldCipher;
+  formats: FormatRegistry;
+  issuerTrustAnchors: X509Certificate[];
+  status: StatusChecker;
+  now: () => Date;
+}
+
+/** One credential as the person's page shows it. */
+export interface WalletCredential {
+  /** The row's key: what the page's delete control names. */
+  key: number;
+  id: string;
+  format: string;
+  types: string[];
+  issuer: {
+    name: string;
+    identifier: string;
+    logo: IssuerDisplay['logo'];
+    certificate: { subject: string; trusted: boolean } | null;
+  };
+  /** Who put it into the wallet: the issuer (OpenID4VCI) or the app (client) that stored it. */
+  receivedFrom: string;
+  receivedAt: string;
+  account: { did: string; tenant: string };
+  validFrom: string | null;
+  validUntil: string | null;
+  validity: 'valid' | 'expired' | 'not_yet_valid';
+  /** Null when the credential has no status entry. */
+  status: StatusOutcome | null;
+  claims: ClaimLine[];
+}
+
+/** A history event with the names it refers to resolved. */
+export type WalletHistoryEntry = HistoryEvent;
+
+export interface WalletView {
+  credentials: WalletCredential[];
+  history: WalletHistoryEntry[];
+}
+
+function validityOf(summary: CredentialSummary, now: Date): WalletCredential['validity'] {
+  if (summary.validFrom !== null && new Date(summary.validFrom) > now) return 'not_yet_valid';
+  if (summary.validUntil !== null && new Date(summary.validUntil) <= now) return 'expired';
+  return 'valid';
+}
+
+function displayOf(deps: WalletDeps, row: WalletCredentialRow): IssuerDisplay | null {
+  if (!row.issuer_display_sealed) return null;
+  return JSON.parse(
+    deps.cipher.decrypt(row.issuer_display_sealed, issuerDisplayContext(row.did, row.credential_id)),
+  ) as IssuerDisplay;
+}
+
+async function describe(
+  deps: WalletDeps,
+  row: WalletCredentialRow,
+  names: Map<number, string>,
+  context: ParseContext,
+): Promise<WalletCredential> {
+  const stored = await deps.store.getEncrypted(row.cid, credentialContext(row.did));
+  const format = deps.formats.get(row.format);
+  const summary = format.summarize(stored, context);
+  const reference = format.statusReference(stored, context);
+  const display = displayOf(deps, row);
+  const certificate = summary.issuerCertificate;
+  return {
+    key: row.credential_pk,
+    id: row.credential_id,
+    format: row.format,
+    types: typesOf(summary.type),
+    issuer: {
+      name: display?.name ?? certificate?.subject ?? summary.issuer,
+      identifier: row.credential_issuer ?? summary.issuer,
+      logo: display?.logo ?? null,
+      certificate: certificate && { subject: certificate.subject, trusted: certificate.trusted },
+    },
+    receivedFrom:
+      row.credential_issuer !== null
+        ? (display?.name ?? row.credential_issuer)
+        : (names.get(row.issuer_client_id ?? -1) ?? 'an app'),
+    receivedAt: row.created_at,
+    account: { did: row.did, tenant: names.get(row.tenant_id) ?? `tenant ${row.tenant_id}` },
+    validFrom: summary.validFrom,
+    validUntil: summary.validUntil,
+    validity: validityOf(summary, context.now),
+    status: reference ? await deps.status.check(reference) : null,
+    claims: claimLines(summary.claims),
+  };
+}
+
+/** Every credential of every account of the person, and their history, newest first. */
+export async function walletView(deps: WalletDeps, accounts: UserIdentity[]): Promise<WalletView> {
+  const rows = await findWalletCredentials(
+    deps.db,
+    accounts.map((a) => a.user_id),
+  );
+  const history = await readHistory(deps, accounts);
+  const clientIds = new Set<number>();
+  for (const row of rows) {
+    clientIds.add(row.tenant_id);
+    if (row.issuer_client_id !== null) clientIds.add(row.issuer_client_id);
+  }
+  for (const event of history) {
+    if (event.kind === 'arrival' && event.from.via === 'api') clientIds.add(Number(event.from.identifier));
+  }
+  const names = await findClientNames(deps.db, [...clientIds]);
+  const context = { now: deps.now(), issuerTrustAnchors: deps.issuerTrustAnchors };
+  return {
+    credentials: await Promise.all(rows.map((row) => describe(deps, row, names, context))),
+    history: history.map((event) =>
+      event.kind === 'arrival' && event.from.via === 'api'
+        ? { ...event, from: { ...event.from, name: names.get(Number(event.from.identifier)) ?? 'an app' } }
+        : event,
+    ),
+  };
+}
+
+/** The wallet page's delete: only a credential of one of the person's accounts (404 otherwise). */
+export async function deleteWalletCredential(
+  deps: WalletDeps,
+  accounts: UserIdentity[],
+  credentialPk: number,
+): Promise<void> {
+  const row = await findWalletCredential(
+    deps.db,
+    accounts.map((a) => a.user_id),
+    { credentialPk },
+  );
+  if (!row) throw notFound('The credential');
+  await deleteCredential(deps, row);
+}
+
+/** DELETE /v1/openidc/credentials/{id}: the access token's user's credential of that id. */
+export async function deleteUserCredential(
+  deps: DeletionDeps,
+  user: UserIdentity,
+  credentialId: string,
+): Promise<void> {
+  const row = await findWalletCredential(deps.db, [user.user_id], { credentialId });
+  if (!row) throw notFound('The credential');
+  await deleteCredential(deps, row);
+}
