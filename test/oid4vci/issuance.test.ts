@@ -11,6 +11,7 @@ import {
   selectivelyDisclosed,
 } from '../oid4vp/format-checks.ts';
 import { registerRelyingParty } from '../oidc/flow-helpers.ts';
+import { walletJson } from '../wallet/wallet-helpers.ts';
 import {
   decideIssuance,
   type IssuanceWorld,
@@ -105,6 +106,44 @@ for (const kind of DATABASE_KINDS) {
         audience,
       );
       assert.deepEqual(selectivelyDisclosed(claims), { given_name: 'Ada' });
+    });
+
+    test('deleting a received credential tells its issuer (credential_deleted); the wallet page shows its issuer and arrival', async () => {
+      const { byReferenceQuery } = await world.issuer.createOffer({
+        configurationIds: ['pid-sd-jwt'],
+        grant: 'pre-authorized',
+      });
+      const interactionPath = await startIssuance(world, byReferenceQuery);
+      const answer = await decideIssuance(world, interactionPath, { decision: 'approve' });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const credentialId = answer.body.received[0].credential_id as string;
+      const accepted = world.issuer.events.notifications.at(-1)!;
+      assert.equal(accepted.event, 'credential_accepted');
+
+      const wallet = await walletJson(world.server, world.cookie!);
+      const shown = wallet.credentials.find((c: { id: string }) => c.id === credentialId);
+      assert.equal(shown.issuer.name, 'Example Issuer');
+      assert.equal(shown.issuer.logo.uri, 'https://issuer.example/logo.png');
+      assert.equal(shown.receivedFrom, 'Example Issuer');
+      const arrival = wallet.history.find(
+        (e: { kind: string; credential: { id: string } }) =>
+          e.kind === 'arrival' && e.credential.id === credentialId,
+      );
+      assert.deepEqual(arrival.from, {
+        name: 'Example Issuer',
+        via: 'oid4vci',
+        identifier: world.issuer.credentialIssuer,
+      });
+
+      const path = `/v1/openidc/credentials/${encodeURIComponent(credentialId)}`;
+      const deleted = await world.server.request('DELETE', path, { headers: world.user.bearer });
+      assert.equal(deleted.status, 204, deleted.text);
+      const notice = world.issuer.events.notifications.at(-1)!;
+      assert.deepEqual(notice, { notification_id: accepted.notification_id, event: 'credential_deleted' });
+      assert.equal(
+        (await listed(world)).some((c) => c.id === credentialId),
+        false,
+      );
     });
 
     test('an offer by value with a tx_code: the page asks for it; a wrong code stores nothing and can be corrected', async () => {

@@ -42,11 +42,16 @@ export interface WalletWorld {
 export async function startWalletWorld(
   kind: DatabaseKind,
   extraEnv: Record<string, string> = {},
+  /** More TLS certificates the wallet trusts (another server the test runs). */
+  extraCa: string[] = [],
 ): Promise<WalletWorld> {
   const verifier = await startVerifier();
   let server: TestServer | undefined;
   try {
-    const outbound = createOutboundClient({ allowPrivateTargets: true, ca: verifier.tlsCertificatePem });
+    const outbound = createOutboundClient({
+      allowPrivateTargets: true,
+      ca: [verifier.tlsCertificatePem, ...extraCa],
+    });
     server = await startTestServer(kind, { ALLOW_PRIVATE_TARGETS: 'true', ...extraEnv }, { outbound });
     await registerPersonContext(server);
     const master = await server.createMaster('Issuer');

@@ -32,7 +32,9 @@ export interface ListServer {
 }
 
 export async function startListServer(): Promise<ListServer> {
-  const tls = await makeCertificate({ subject: 'CN=127.0.0.1', ipAddresses: ['127.0.0.1'] });
+  // A subject of its own: trusted beside another self-signed 127.0.0.1 certificate, the same
+  // subject would make OpenSSL pick the wrong one as the issuer.
+  const tls = await makeCertificate({ subject: 'CN=Status List Server', ipAddresses: ['127.0.0.1'] });
   const routes = new Map<string, Served>();
   const counts = new Map<string, number>();
   const accepts = new Map<string, string | undefined>();
