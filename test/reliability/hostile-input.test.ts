@@ -484,7 +484,7 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
     await check(
       fc.asyncProperty(
-        fc.constantFrom('login/wallet', 'login/email', 'login/email/verify', 'consent'),
+        fc.constantFrom('login/wallet', 'login/email', 'login/email/verify', 'consent', 'logout', 'sign-out'),
         fc.oneof(
           fc.constant(interactionPath),
           nasty.map((id) => `/interaction/${encodeURIComponent(id.toWellFormed())}`),
@@ -495,6 +495,97 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       ),
       runs(600),
     );
+  });
+
+  test('revocation, end session, credential deletion and the wallet page', async () => {
+    const held = async () =>
+      (await server.request('GET', '/v1/openidc/credentials', { headers: user.bearer })).body.data.length as number;
+    const before = await held();
+    const validRevocation = {
+      token: user.accessToken,
+      token_type_hint: 'access_token',
+      client_id: String(rp.clientId),
+      client_secret: 'wrong-secret-so-nothing-is-revoked',
+    };
+    await check(
+      fc.asyncProperty(mutated(validRevocation), fc.boolean(), async (body, asForm) =>
+        send({
+          method: 'POST',
+          path: '/v2/openidc/revoke',
+          headers: { 'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json' },
+          body: asForm ? formOf(body) : JSON.stringify(body),
+        }),
+      ),
+      runs(600),
+    );
+    const endSession = fc.record(
+      {
+        id_token_hint: fc.oneof(fc.constantFrom(...forgedTokens), nasty),
+        client_id: fc.oneof(fc.constant(String(rp.clientId)), nasty),
+        post_logout_redirect_uri: fc.oneof(fc.constant('https://rp.example/after'), nasty),
+        state: nasty,
+      },
+      { requiredKeys: [] },
+    );
+    await check(
+      fc.asyncProperty(endSession, fc.boolean(), async (params, asPost) =>
+        send(
+          asPost
+            ? {
+                method: 'POST',
+                path: '/v2/openidc/logout',
+                headers: { 'content-type': 'application/x-www-form-urlencoded' },
+                body: formOf(params),
+              }
+            : {
+                method: 'GET',
+                path: `/v2/openidc/logout?${new URLSearchParams(params as Record<string, string>)}`,
+              },
+        ),
+      ),
+      runs(600),
+    );
+    await check(
+      fc.asyncProperty(
+        nasty,
+        fc.oneof(fc.constantFrom(...forgedTokens, user.accessToken), nasty),
+        async (id, token) =>
+          send({
+            method: 'DELETE',
+            path: `/v1/openidc/credentials/${encodeURIComponent(id.toWellFormed())}`,
+            headers: { authorization: asHeader(`Bearer ${token}`) },
+          }),
+      ),
+      runs(600),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(
+          'GET /wallet',
+          'DELETE /wallet/credentials/',
+          'POST /wallet/sign-out',
+          'GET /wallet/signed-out',
+        ),
+        nasty,
+        nasty,
+        async (route, cookie, token) => {
+          const [method, path] = route.split(' ') as [string, string];
+          await send({
+            method,
+            path: path.endsWith('/') ? `${path}${encodeURIComponent(token.toWellFormed())}` : path,
+            headers: {
+              cookie: asHeader(`coffer_session=${cookie}`),
+              'x-csrf-token': asHeader(token),
+              accept: 'application/json',
+            },
+          });
+        },
+      ),
+      runs(600),
+    );
+    // None of it revoked the user's token or removed a credential.
+    assert.ok(before > 0);
+    assert.equal(await held(), before);
   });
 
   test('the OpenID4VCI offer endpoint, callback and issuance list', async () => {

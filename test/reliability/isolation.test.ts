@@ -40,6 +40,7 @@ for (const kind of DATABASE_KINDS) {
     let alice: Awaited<ReturnType<typeof logInUser>>;
     let bob: Awaited<ReturnType<typeof logInUser>>;
     let revokedAccessToken: string;
+    let rpB: Awaited<ReturnType<typeof registerRelyingParty>>;
 
     before(async () => {
       server = await startTestServer(kind);
@@ -55,7 +56,7 @@ for (const kind of DATABASE_KINDS) {
       await revokeApiToken(server.database.db, revokedApiToken);
 
       const rpA = await registerRelyingParty(server);
-      const rpB = await registerRelyingParty(server);
+      rpB = await registerRelyingParty(server);
       const aliceAccount = privateKeyToAccount(generatePrivateKey());
       aliceWallet = aliceAccount.address;
       alice = await logInUser(server, rpA, aliceAccount);
@@ -189,6 +190,36 @@ for (const kind of DATABASE_KINDS) {
       await refused([404], 'POST', '/v1/openidc/credentials/proof', bob.bearer, {
         vcIdFields: { [aliceCredentialId]: ['/credentialSubject/first_name'] },
       });
+      await refused(
+        [404],
+        'DELETE',
+        `/v1/openidc/credentials/${encodeURIComponent(aliceCredentialId)}`,
+        bob.bearer,
+      );
+      const still = await server.request('GET', '/v1/openidc/credentials', { headers: alice.bearer });
+      assert.deepEqual(
+        still.body.data.map((c: { id: string }) => c.id),
+        [aliceCredentialId],
+      );
+    });
+
+    test("another client cannot revoke a user's access token, nor can an API token", async () => {
+      const basic = `Basic ${Buffer.from(`${rpB.clientId}:${rpB.clientSecret}`).toString('base64')}`;
+      const revoked = await fetch(`${server.url}/v2/openidc/revoke`, {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${alice.accessToken}`,
+      });
+      assert.equal(revoked.status, 200);
+      assert.equal((await server.request('GET', '/v2/openidc/user', { headers: alice.bearer })).status, 200);
+      await refused(
+        [401],
+        'POST',
+        '/v2/openidc/revoke',
+        { 'x-api-token': masterA },
+        { token: alice.accessToken },
+      );
+      assert.equal((await server.request('GET', '/v2/openidc/user', { headers: alice.bearer })).status, 200);
     });
 
     test('a revoked, forged or missing access token is 401 on every bearer endpoint', async () => {
@@ -205,11 +236,20 @@ for (const kind of DATABASE_KINDS) {
         await refused([401], 'POST', '/v1/openidc/credentials/proof', headers, {
           vcIdFields: { [aliceCredentialId]: [] },
         });
+        await refused(
+          [401],
+          'DELETE',
+          `/v1/openidc/credentials/${encodeURIComponent(aliceCredentialId)}`,
+          headers,
+        );
       }
     });
 
     test('an API token is no bearer token, and an access token is no API token', async () => {
       await refused([401], 'GET', '/v1/openidc/credentials', { authorization: `Bearer ${masterA}` });
+      await refused([401], 'DELETE', `/v1/openidc/credentials/${encodeURIComponent(aliceCredentialId)}`, {
+        authorization: `Bearer ${masterA}`,
+      });
       await refused([401], 'GET', '/v1/sub_client', { 'x-api-token': alice.accessToken });
     });
   });
