@@ -55,6 +55,52 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(read.status, 200);
     });
 
+    test('--post-logout-redirect-uri: repeatable on create, replaced by set, checked like redirect URIs', async () => {
+      const created = await coffer(
+        server,
+        ...['client', 'create', '--name', 'Logout App', '--redirect-uri', 'https://app.example/cb'],
+        ...[
+          '--post-logout-redirect-uri',
+          'https://app.example/bye',
+          '--post-logout-redirect-uri',
+          'https://app.example/ciao',
+        ],
+        '--json',
+      );
+      assert.equal(created.code, 0, created.stderr);
+      const id = JSON.parse(created.stdout).client_id as number;
+      const registered = async () => {
+        const row = await server.database.db
+          .selectFrom('clients')
+          .select('post_logout_redirect_uris')
+          .where('client_id', '=', id)
+          .executeTakeFirstOrThrow();
+        return JSON.parse(row.post_logout_redirect_uris);
+      };
+      assert.deepEqual(await registered(), ['https://app.example/bye', 'https://app.example/ciao']);
+      const set = await coffer(
+        server,
+        'client',
+        'set',
+        String(id),
+        '--post-logout-redirect-uri',
+        'https://app.example/out',
+      );
+      assert.equal(set.code, 0, set.stderr);
+      assert.deepEqual(await registered(), ['https://app.example/out']);
+      const bad = await coffer(
+        server,
+        'client',
+        'set',
+        String(id),
+        '--post-logout-redirect-uri',
+        'https://app.example/#x',
+      );
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /must not have a fragment/);
+      assert.deepEqual(await registered(), ['https://app.example/out']);
+    });
+
     test('client set --verifier-metadata: stored for a verifier, refused for any other client', async () => {
       const dir = await mkdtemp(path.join(tmpdir(), 'coffer-cli-metadata-'));
       const file = path.join(dir, 'metadata.json');

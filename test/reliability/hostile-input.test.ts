@@ -499,7 +499,8 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
 
   test('revocation, end session, credential deletion and the wallet page', async () => {
     const held = async () =>
-      (await server.request('GET', '/v1/openidc/credentials', { headers: user.bearer })).body.data.length as number;
+      (await server.request('GET', '/v1/openidc/credentials', { headers: user.bearer })).body.data
+        .length as number;
     const before = await held();
     const validRevocation = {
       token: user.accessToken,

@@ -160,3 +160,16 @@ test('values need an owner and kind, and the master key must be 32 bytes', async
     /kuboApiUrl/,
   );
 });
+
+test('a removed block is gone from the files and the cache; removing it again is harmless', async (t) => {
+  const dataDir = await tempDir(t);
+  const store = createEncryptedStore({ backend: 'fs', dataDir, masterKey: MASTER_KEY, cacheBytes: 1 << 20 });
+  const kept = await store.putEncrypted(profile(), ALICE);
+  const removed = await store.putEncrypted(profile(), ALICE);
+  assert.deepEqual(await store.getEncrypted(removed, ALICE), profile(), 'read once: now cached');
+  await store.removeEncrypted(removed);
+  await assert.rejects(readFile(blockFile(dataDir, removed)), { code: 'ENOENT' });
+  await assert.rejects(store.getEncrypted(removed, ALICE), storageError('block_not_found'));
+  await store.removeEncrypted(removed);
+  assert.deepEqual(await store.getEncrypted(kept, ALICE), profile());
+});

@@ -144,3 +144,23 @@ test('the stand-in itself refuses what Kubo refuses', async (t) => {
   assert.deepEqual(named.multihash.bytes, (await computeCid(bytes)).multihash.bytes);
   assert.equal(kubo.blocks.size, 1);
 });
+
+test('removing a block unpins it in Kubo (its bytes go at the next GC); removing again is harmless', async (t) => {
+  const kubo = await standIn(t);
+  const store = createEncryptedStore({
+    backend: 'kubo',
+    dataDir: await tempDir(t),
+    kuboApiUrl: kubo.url,
+    masterKey: MASTER_KEY,
+  });
+  const kept = await store.putEncrypted(profile(), ALICE);
+  const removed = await store.putEncrypted(profile(), ALICE);
+  await store.removeEncrypted(removed);
+  assert.deepEqual([...kubo.pins], [kept]);
+  const unpins = kubo.requests.filter((r) => r.path === '/api/v0/pin/rm');
+  assert.deepEqual(
+    unpins.map((r) => r.query['arg']),
+    [removed],
+  );
+  await store.removeEncrypted(removed);
+});
