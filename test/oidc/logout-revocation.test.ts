@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { buildApp } from '../../src/app.ts';
 import { setClientSettings } from '../../src/clients/client-admin.ts';
+import { readConfig } from '../../src/config/config.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -254,3 +257,51 @@ for (const kind of DATABASE_KINDS) {
     });
   });
 }
+
+describe('revocation and sign-out across two instances on one PostgreSQL', {
+  skip: !DATABASE_KINDS.includes('postgres'),
+}, () => {
+  test('a token revoked and a session ended at one instance are refused at the other at once', async () => {
+    const first = await startTestServer('postgres');
+    // A second instance: its own process state, the same database and master key.
+    const config = readConfig({ ...first.env, PORT: '0' });
+    const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: first.testDatabase.dataDir });
+    const second = await buildApp({ config, database, masterKey: first.masterKey });
+    await second.ready();
+    try {
+      const rp = await registerRelyingParty(first);
+      const { cookie, tokens } = await signedIn(first, rp);
+      const userinfoAtSecond = async () =>
+        (
+          await second.inject({
+            method: 'GET',
+            url: '/v2/openidc/user',
+            headers: { authorization: `Bearer ${tokens.access_token}` },
+          })
+        ).statusCode;
+      assert.equal(await userinfoAtSecond(), 200);
+      await oidc.tokenRevocation(rp.config, tokens.access_token);
+      assert.equal(await userinfoAtSecond(), 401);
+
+      const walletAtSecond = async () =>
+        (
+          await second.inject({
+            method: 'GET',
+            url: '/wallet',
+            headers: { cookie, accept: 'application/json' },
+          })
+        ).statusCode;
+      assert.equal(await walletAtSecond(), 200);
+      const logout = await fetch(oidc.buildEndSessionUrl(rp.config, { id_token_hint: tokens.id_token! }), {
+        redirect: 'manual',
+        headers: { cookie },
+      });
+      assert.equal(logout.status, 200);
+      assert.equal(await walletAtSecond(), 401);
+    } finally {
+      await second.close();
+      await database.close();
+      await first.close();
+    }
+  });
+});
