@@ -174,7 +174,12 @@ export const sdJwtVcFormat: CredentialFormat = {
   },
   statusReference(stored, context) {
     try {
-      const { decodedJws } = read(stored, context);
+      // `status` is never selectively disclosable: the issuer-signed JWT alone says it, and the
+      // disclosures need not be hashed again on every presentation.
+      const decodedJws = decodeJws(
+        (stored as string).slice(0, (stored as string).indexOf('~')),
+        'its issuer-signed JWT',
+      );
       const status = decodedJws.payload['status'];
       if (status === undefined) return null;
       const { key } = issuerKeyOf(decodedJws, context, false);
