@@ -205,13 +205,16 @@ export async function storeCredential(
     if (winner) return same(winner);
     throw error;
   }
-  await recordHistory(deps, user, [
+  await recordHistory(deps, [
     {
-      kind: 'arrival',
-      at: (deps.now?.() ?? new Date()).toISOString(),
-      credential: { id: credentialId, format: format.id, types: typesOf(parsed.summary.type) },
-      // The client's name is read when the history is shown, so a renamed client shows its new name.
-      from: { name: '', via: 'api', identifier: String(caller.clientId) },
+      account: user,
+      event: {
+        kind: 'arrival',
+        at: (deps.now?.() ?? new Date()).toISOString(),
+        credential: { id: credentialId, format: format.id, types: typesOf(parsed.summary.type) },
+        // The client's name is read when the history is shown, so a renamed client shows its new name.
+        from: { name: '', via: 'api', identifier: String(caller.clientId) },
+      },
     },
   ]);
   return { created: true, data: answer(cid) };

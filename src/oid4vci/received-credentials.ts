@@ -128,12 +128,15 @@ export async function storeReceivedCredential(
     if (isUniqueViolation(error)) throw rejected(`this wallet already holds credential ${first.summary.id}`);
     throw error;
   }
-  await recordHistory(deps, account, [
+  await recordHistory(deps, [
     {
-      kind: 'arrival',
-      at: deps.now().toISOString(),
-      credential: { id: first.summary.id, format: input.format, types: typesOf(first.summary.type) },
-      from: { name: input.issuerDisplay.name, via: 'oid4vci', identifier: input.credentialIssuer },
+      account,
+      event: {
+        kind: 'arrival',
+        at: deps.now().toISOString(),
+        credential: { id: first.summary.id, format: input.format, types: typesOf(first.summary.type) },
+        from: { name: input.issuerDisplay.name, via: 'oid4vci', identifier: input.credentialIssuer },
+      },
     },
   ]);
   return { credentialId: first.summary.id, format: input.format, type: first.summary.type };

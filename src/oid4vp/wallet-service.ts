@@ -471,24 +471,25 @@ async function recordPresentations(
   outcome: { delivered: true } | { delivered: false; reason: string },
 ): Promise<void> {
   const at = new Date().toISOString();
-  await Promise.all(
-    shared.map((item) =>
-      recordHistory(deps, item.account, [
-        {
-          kind: 'presentation',
-          at,
-          credential: item.credential,
-          verifier: {
-            name: request.verifier.name,
-            client_id: request.verifier.clientId,
-            certificate_subject: request.verifier.certificate?.subject ?? null,
-          },
-          claims: item.claims,
-          outcome: outcome.delivered ? 'delivered' : 'failed',
-          ...(outcome.delivered ? {} : { reason: outcome.reason }),
-        },
-      ]),
-    ),
+  const verifier = {
+    name: request.verifier.name,
+    client_id: request.verifier.clientId,
+    certificate_subject: request.verifier.certificate?.subject ?? null,
+  };
+  await recordHistory(
+    deps,
+    shared.map(({ account, credential, claims }) => ({
+      account,
+      event: {
+        kind: 'presentation',
+        at,
+        credential,
+        verifier,
+        claims,
+        outcome: outcome.delivered ? 'delivered' : 'failed',
+        ...(outcome.delivered ? {} : { reason: outcome.reason }),
+      },
+    })),
   );
 }
 

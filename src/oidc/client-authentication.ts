@@ -3,6 +3,7 @@ import { findClient } from '../clients/client-repository.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import { secretMatchesHash } from '../keys/secrets.ts';
+import type { RateLimiter } from './rate-limit.ts';
 
 /**
  * Client authentication at the token and revocation endpoints (RFC 6749 §2.3.1): HTTP Basic or
@@ -70,4 +71,16 @@ export async function authenticateClient(
     throw new CofferError('invalid_client', 'Client authentication failed.');
   }
   return client;
+}
+
+/** Failed attempts per address at the client-authenticated endpoints before they answer 429 for a while. */
+const FAILURES_ALLOWED = 300;
+const FAILURE_WINDOW_SECONDS = 60;
+
+/**
+ * Counts a failed client authentication or grant. Per address, not per client (that would let
+ * anyone lock a client out); past the limit the answer is 429 rather than a hint.
+ */
+export function countFailure(limiter: RateLimiter, ip: string): Promise<void> {
+  return limiter.hit(`token-fail:ip:${ip}`, FAILURES_ALLOWED, FAILURE_WINDOW_SECONDS);
 }

@@ -10,7 +10,7 @@ import { findUserById } from '../users/user-repository.ts';
 import { authorizationResponse, issueAuthorizationCode } from './authorization.ts';
 import { checkAuthorizationRequest } from './authorize-request.ts';
 import { bearerOf, requireBearer } from './bearer.ts';
-import { authenticateClient, clientCredentialsOf } from './client-authentication.ts';
+import { clientCredentialsOf } from './client-authentication.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
 import { type EndSessionParameters, endSession } from './end-session.ts';
 import { type InteractionDeps, startInteraction, startLoginInteraction } from './interaction-service.ts';
@@ -198,17 +198,14 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const credentials = clientCredentialsOf(request.headers.authorization, request.body);
-      let client: Awaited<ReturnType<typeof authenticateClient>>;
       try {
-        client = await authenticateClient(db, credentials);
+        await revokeAccessToken(deps.tokens, credentials, request.body.token, request.ip);
       } catch (error) {
-        if (error instanceof CofferError && error.code === 'invalid_client') {
-          await deps.tokens.limiter.hit(`token-fail:ip:${request.ip}`, 300, 60);
-          if (credentials.basic) reply.header('www-authenticate', 'Basic realm="coffer"');
+        if (credentials.basic && error instanceof CofferError && error.code === 'invalid_client') {
+          reply.header('www-authenticate', 'Basic realm="coffer"');
         }
         throw error;
       }
-      await revokeAccessToken({ db, keys: deps.tokens.keys, issuer }, client.client_id, request.body.token);
       return {};
     },
   );

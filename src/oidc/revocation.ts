@@ -2,12 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
+import { authenticateClient, type ClientCredentials, countFailure } from './client-authentication.ts';
 import { revokeToken } from './code-repository.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import { verifyAccessToken } from './tokens.ts';
 
 export interface RevocationDeps {
   db: Kysely<Database>;
   keys: KeyRing;
+  limiter: RateLimiter;
   issuer: string;
 }
 
@@ -19,9 +22,17 @@ export interface RevocationDeps {
  */
 export async function revokeAccessToken(
   deps: RevocationDeps,
-  clientId: number,
+  credentials: ClientCredentials,
   token: string,
+  ip: string,
 ): Promise<void> {
+  let clientId: number;
+  try {
+    clientId = (await authenticateClient(deps.db, credentials)).client_id;
+  } catch (error) {
+    if (error instanceof CofferError && error.code === 'invalid_client') await countFailure(deps.limiter, ip);
+    throw error;
+  }
   let verified: Awaited<ReturnType<typeof verifyAccessToken>>;
   try {
     verified = await verifyAccessToken(deps.keys, deps.issuer, token);

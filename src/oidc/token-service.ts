@@ -5,7 +5,7 @@ import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
-import { authenticateClient } from './client-authentication.ts';
+import { authenticateClient, countFailure } from './client-authentication.ts';
 import { type CodeConsumer, findAuthorizationCode, revokeToken } from './code-repository.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { jtiForCode, signTokens } from './tokens.ts';
@@ -40,9 +40,6 @@ export interface TokenResponse {
 }
 
 const invalidGrant = (why: string) => new CofferError('invalid_grant', why);
-/** Failed attempts per client (and per address) before the endpoint answers 429 for a while. */
-const FAILURES_ALLOWED = 300;
-const FAILURE_WINDOW_SECONDS = 60;
 
 function pkceMatches(challenge: string, verifier: string | undefined): boolean {
   if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
@@ -62,11 +59,9 @@ export async function exchangeAuthorizationCode(
   try {
     return await exchange(deps, request);
   } catch (error) {
-    // Failures are counted per address, not per client (that would let anyone lock a client
-    // out); past the limit the answer is 429 rather than a hint. Successes cost no count: each
-    // needs a fresh code from a log-in.
+    // Successes cost no count: each needs a fresh code from a log-in.
     if (error instanceof CofferError && (error.code === 'invalid_client' || error.code === 'invalid_grant')) {
-      await deps.limiter.hit(`token-fail:ip:${ip}`, FAILURES_ALLOWED, FAILURE_WINDOW_SECONDS);
+      await countFailure(deps.limiter, ip);
     }
     throw error;
   }

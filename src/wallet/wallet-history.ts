@@ -41,16 +41,16 @@ const historyContext = (did: string) => `wallet-history/${did}`;
 /** How much history the page shows; older events stay in the database. */
 export const HISTORY_SHOWN = 200;
 
+/** Events of one or several accounts, written in one statement. */
 export async function recordHistory(
   deps: { db: Kysely<Database>; cipher: FieldCipher },
-  account: { user_id: number; did: string },
-  events: HistoryEvent[],
+  entries: Array<{ account: { user_id: number; did: string }; event: HistoryEvent }>,
 ): Promise<void> {
-  if (events.length === 0) return;
+  if (entries.length === 0) return;
   await deps.db
     .insertInto('wallet_history')
     .values(
-      events.map((event) => ({
+      entries.map(({ account, event }) => ({
         user_id: account.user_id,
         kind: event.kind,
         at: event.at,

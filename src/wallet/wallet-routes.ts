@@ -14,10 +14,10 @@ import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from '../oidc/ses
 import type { SessionRow } from '../oidc/session-repository.ts';
 import { findAccountsOfIdentity, findUserById, type UserIdentity } from '../users/user-repository.ts';
 import { logoOriginsOf, renderWalletPage } from './wallet-page.ts';
-import { deleteWalletCredential, type WalletDeps, walletView } from './wallet-service.ts';
+import { deleteWalletCredential, type WalletPageDeps, walletView } from './wallet-service.ts';
 
 export interface WalletRouteDeps {
-  wallet: WalletDeps;
+  wallet: WalletPageDeps;
   interactions: InteractionDeps;
   /** Key of the page's anti-forgery token (derived from the master key). */
   pageTokenKey: Uint8Array;

@@ -1,15 +1,11 @@
 import type { X509Certificate } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import { credentialContext } from '../credentials/credential-service.ts';
-import type { Database } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import type { CredentialSummary, ParseContext } from '../formats/credential-format.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
-import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { IssuerDisplay } from '../oid4vci/issuance-offer.ts';
 import { issuerDisplayContext } from '../oid4vci/received-credentials.ts';
 import type { StatusChecker, StatusOutcome } from '../status/status-checker.ts';
-import type { EncryptedStore } from '../storage/index.ts';
 import type { UserIdentity } from '../users/user-repository.ts';
 import { type ClaimLine, claimLines } from './claim-lines.ts';
 import { type DeletionDeps, deleteCredential } from './credential-deletion.ts';
@@ -21,10 +17,8 @@ import {
   type WalletCredentialRow,
 } from './wallet-repository.ts';
 
-export interface WalletDeps extends DeletionDeps {
-  db: Kysely<Database>;
-  store: EncryptedStore;
-  cipher: FieldCipher;
+/** What the person's page reads with; oid4vp/wallet-service.ts has the presentations' own. */
+export interface WalletPageDeps extends DeletionDeps {
   formats: FormatRegistry;
   issuerTrustAnchors: X509Certificate[];
   status: StatusChecker;
@@ -56,12 +50,10 @@ export interface WalletCredential {
   claims: ClaimLine[];
 }
 
-/** A history event with the names it refers to resolved. */
-export type WalletHistoryEntry = HistoryEvent;
-
 export interface WalletView {
   credentials: WalletCredential[];
-  history: WalletHistoryEntry[];
+  /** Newest first, with the apps' names resolved. */
+  history: HistoryEvent[];
 }
 
 function validityOf(summary: CredentialSummary, now: Date): WalletCredential['validity'] {
@@ -70,7 +62,7 @@ function validityOf(summary: CredentialSummary, now: Date): WalletCredential['va
   return 'valid';
 }
 
-function displayOf(deps: WalletDeps, row: WalletCredentialRow): IssuerDisplay | null {
+function displayOf(deps: WalletPageDeps, row: WalletCredentialRow): IssuerDisplay | null {
   if (!row.issuer_display_sealed) return null;
   return JSON.parse(
     deps.cipher.decrypt(row.issuer_display_sealed, issuerDisplayContext(row.did, row.credential_id)),
@@ -78,7 +70,7 @@ function displayOf(deps: WalletDeps, row: WalletCredentialRow): IssuerDisplay | 
 }
 
 async function describe(
-  deps: WalletDeps,
+  deps: WalletPageDeps,
   row: WalletCredentialRow,
   names: Map<number, string>,
   context: ParseContext,
@@ -115,12 +107,14 @@ async function describe(
 }
 
 /** Every credential of every account of the person, and their history, newest first. */
-export async function walletView(deps: WalletDeps, accounts: UserIdentity[]): Promise<WalletView> {
-  const rows = await findWalletCredentials(
-    deps.db,
-    accounts.map((a) => a.user_id),
-  );
-  const history = await readHistory(deps, accounts);
+export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[]): Promise<WalletView> {
+  const [rows, history] = await Promise.all([
+    findWalletCredentials(
+      deps.db,
+      accounts.map((a) => a.user_id),
+    ),
+    readHistory(deps, accounts),
+  ]);
   const clientIds = new Set<number>();
   for (const row of rows) {
     clientIds.add(row.tenant_id);
@@ -143,7 +137,7 @@ export async function walletView(deps: WalletDeps, accounts: UserIdentity[]): Pr
 
 /** The wallet page's delete: only a credential of one of the person's accounts (404 otherwise). */
 export async function deleteWalletCredential(
-  deps: WalletDeps,
+  deps: WalletPageDeps,
   accounts: UserIdentity[],
   credentialPk: number,
 ): Promise<void> {

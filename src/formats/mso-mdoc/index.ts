@@ -123,6 +123,8 @@ interface Mdoc {
   claims: Record<string, Record<string, unknown>>;
   /** deviceKeyInfo.deviceKey as a public JWK; null when it is no key Coffer can use. */
   deviceJwk: JsonWebKey | null;
+  /** The MSO's `status` (draft-ietf-oauth-status-list, mdoc section), which the library does not read. */
+  status: unknown;
   /** The curve of the document signer's key, worked out when first asked. */
   issuerCurve?: string | null;
 }
@@ -249,6 +251,7 @@ function decode(value: unknown): Mdoc {
     id: createHash('sha256').update(cborEncode(issuerAuth.encodedStructure)).digest('base64url'),
     claims,
     deviceJwk: publicDeviceJwk(mso),
+    status: msoStatusOf(msoMap),
   };
   if (decodedMdocs.size >= MAX_DECODED) decodedMdocs.delete(decodedMdocs.keys().next().value!);
   decodedMdocs.set(value, mdoc);
@@ -329,9 +332,7 @@ async function verifyMdoc(mdoc: Mdoc, leaf: X509Certificate): Promise<void> {
   }
 }
 
-/** The MSO's `status` (draft-ietf-oauth-status-list, mdoc section), which the library does not read. */
-function msoStatusOf(mdoc: Mdoc): unknown {
-  const decoded = cborDecode(mdoc.issuerAuth.payload!);
+function msoStatusOf(decoded: unknown): unknown {
   const mso = decoded instanceof DataItem ? decoded.data : decoded;
   return mso instanceof Map ? mso.get('status') : undefined;
 }
@@ -518,7 +519,7 @@ export const msoMdocFormat: CredentialFormat = {
   statusReference(stored, context) {
     try {
       const mdoc = decode(stored);
-      const status = msoStatusOf(mdoc);
+      const status = mdoc.status;
       if (status === undefined) return null;
       const { leaf } = certificateChain(x5chainOf(mdoc), context, false);
       return tokenStatusReference(jsonOf(status), { kind: 'jose', key: publicKeyOf(leaf) });
