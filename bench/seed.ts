@@ -47,7 +47,11 @@ export async function withServerState<T>(
 export const BENCH_REDIRECT_URI = 'https://rp.bench.example/cb';
 
 export async function createRelyingParty(state: ServerState) {
-  return createClient(state.database.db, { name: 'Bench RP', redirectUris: [BENCH_REDIRECT_URI] });
+  const created = await createClient(state.database.db, {
+    name: 'Bench RP',
+    redirectUris: [BENCH_REDIRECT_URI],
+  });
+  return { ...created, client_secret: created.client_secret! };
 }
 
 /** A one-time code as a finished log-in leaves it, for the given client and user. */

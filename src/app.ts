@@ -38,9 +38,14 @@ import { oid4vpRoutes } from './oid4vp/oid4vp-routes.ts';
 import { registeredVerifier } from './oid4vp/verifier-registry.ts';
 import type { WalletDeps } from './oid4vp/wallet-service.ts';
 import { createCodeConsumer } from './oidc/code-repository.ts';
+import type { DpopDeps } from './oidc/dpop.ts';
+import { createProofRecorder } from './oidc/dpop-repository.ts';
+import { startExpiredRowSweeper } from './oidc/expired-rows.ts';
 import { type InteractionDeps, outboxDir } from './oidc/interaction-service.ts';
 import { oidcRoutes } from './oidc/oidc-routes.ts';
 import { createRateLimiter } from './oidc/rate-limit.ts';
+import { createRefreshTokenRotator } from './oidc/refresh-tokens.ts';
+import type { TokenDeps } from './oidc/token-service.ts';
 import { optionsRoutes } from './options/options-routes.ts';
 import { createStatusChecker } from './status/status-checker.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
@@ -198,14 +203,22 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     ...(config.recaptchaVerifyUrl ? { recaptchaVerifyUrl: config.recaptchaVerifyUrl } : {}),
     ...(config.smtpUrl ? {} : { logCodesAt: app.log }),
   };
-  const tokens = {
+  const dpop: DpopDeps = {
+    nonceKey: deriveKey(context.masterKey, 'dpop-nonce/v1'),
+    recordProof: createProofRecorder(database.db, database.dialect),
+  };
+  const tokens: TokenDeps = {
     db: database.db,
     consumeCode: createCodeConsumer(database.db, database.dialect),
+    rotateRefreshToken: createRefreshTokenRotator(database.db, database.dialect),
     keys,
     limiter,
+    dpop,
     issuer: config.publicUrl,
     accessTokenTtl: config.accessTokenTtl,
+    refreshTokenTtl: config.refreshTokenTtl,
   };
+  startExpiredRowSweeper(app, database.db, config.accessTokenTtl);
   await app.register(oidcRoutes, { interactions, tokens, store });
 
   const contexts = createContextRegistry(async (url) => {
@@ -252,7 +265,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       issuerTrustAnchors,
       cipher,
     },
-    bearer: { db: database.db, keys, issuer: config.publicUrl },
+    bearer: { db: database.db, keys, issuer: config.publicUrl, dpop },
   });
 
   const wallet: WalletDeps = {

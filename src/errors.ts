@@ -20,7 +20,14 @@ export type ErrorCode =
   | 'invalid_client'
   | 'invalid_grant'
   | 'unsupported_grant_type'
-  | 'invalid_scope';
+  | 'unauthorized_client'
+  | 'invalid_scope'
+  // RFC 6749 §4.1.2.1, answered as JSON by the pushed authorization request endpoint (RFC 9126 §2.3)
+  | 'unsupported_response_type'
+  | 'request_not_supported'
+  // RFC 9449 §5, §7.1, §8: a DPoP proof that fails, or one without the server's current nonce
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -38,7 +45,12 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_client: 401,
   invalid_grant: 400,
   unsupported_grant_type: 400,
+  unauthorized_client: 400,
   invalid_scope: 400,
+  unsupported_response_type: 400,
+  request_not_supported: 400,
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
 };
 
 export interface ErrorDetail {

@@ -36,10 +36,12 @@ export interface CommandResult {
 export const USAGE = `Usage: coffer <command> [options]
 
   client create --name NAME [--master] [--parent ID] [--redirect-uri URI]...
-                [--post-logout-redirect-uri URI]... [--verifier] [--json]
+                [--post-logout-redirect-uri URI]... [--verifier] [--public]
+                [--grant refresh_token]... [--dpop-bound] [--require-par] [--json]
   client set ID [--from-email E] [--esp-token T] [--recaptcha-key K] [--recaptcha-threshold X]
                 [--recaptcha-enabled true|false] [--privacy-link URL] [--redirect-uri URI]...
-                [--post-logout-redirect-uri URI]... [--verifier-metadata FILE] [--json]
+                [--post-logout-redirect-uri URI]... [--verifier-metadata FILE]
+                [--grant GRANT]... [--dpop-bound true|false] [--require-par true|false] [--json]
   client secret-rotate ID [--json]
   token create --client ID [--json]
   token revoke TOKEN [--json]
@@ -72,6 +74,13 @@ function parse(args: string[], options: ParseArgsOptionsConfig): { values: Value
   }
 }
 
+function trueOrFalse(values: Values, name: string): boolean | undefined {
+  const value = values[name];
+  if (value === undefined) return undefined;
+  if (value !== 'true' && value !== 'false') throw new UsageError(`--${name} must be true or false`);
+  return value === 'true';
+}
+
 async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
@@ -94,6 +103,10 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         'redirect-uri': { type: 'string', multiple: true },
         'post-logout-redirect-uri': { type: 'string', multiple: true },
         verifier: { type: 'boolean' },
+        public: { type: 'boolean' },
+        grant: { type: 'string', multiple: true },
+        'dpop-bound': { type: 'boolean' },
+        'require-par': { type: 'boolean' },
       });
       if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
       if (typeof values.name !== 'string') throw new UsageError('--name is required');
@@ -104,10 +117,18 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         redirectUris: (values['redirect-uri'] as string[] | undefined) ?? [],
         postLogoutRedirectUris: (values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
         verifier: values.verifier === true,
+        public: values.public === true,
+        grantTypes: (values.grant as string[] | undefined) ?? [],
+        dpopBound: values['dpop-bound'] === true,
+        requirePar: values['require-par'] === true,
       });
+      const secretLine =
+        created.client_secret === null
+          ? 'A public client: no client_secret; it must use PKCE.'
+          : `client_secret: ${created.client_secret}`;
       return {
         json: created,
-        text: `Created client ${created.client_id}.\nclient_secret: ${created.client_secret}\napi_token: ${created.api_token}\nThey are shown only once: store them now.`,
+        text: `Created client ${created.client_id}.\n${secretLine}\napi_token: ${created.api_token}\nThey are shown only once: store them now.`,
       };
     }
     case 'client set': {
@@ -121,6 +142,9 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         'redirect-uri': { type: 'string', multiple: true },
         'post-logout-redirect-uri': { type: 'string', multiple: true },
         'verifier-metadata': { type: 'string' },
+        grant: { type: 'string', multiple: true },
+        'dpop-bound': { type: 'string' },
+        'require-par': { type: 'string' },
       });
       const id = clientId(positionals[0], 'client ID');
       const metadataFile = values['verifier-metadata'] as string | undefined;
@@ -130,20 +154,20 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
       if (threshold !== undefined && !/^(0(\.\d+)?|1(\.0+)?)$/.test(threshold)) {
         throw new UsageError('--recaptcha-threshold must be a number between 0 and 1');
       }
-      const enabled = values['recaptcha-enabled'] as string | undefined;
-      if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') {
-        throw new UsageError('--recaptcha-enabled must be true or false');
-      }
+      const enabled = trueOrFalse(values, 'recaptcha-enabled');
       await setClientSettings(deps.db, await deps.cipher(), id, {
         fromEmail: values['from-email'] as string | undefined,
         espToken: values['esp-token'] as string | undefined,
         recaptchaKey: values['recaptcha-key'] as string | undefined,
         recaptchaThreshold: threshold === undefined ? undefined : Number(threshold),
-        recaptchaEnabled: enabled === undefined ? undefined : enabled === 'true',
+        recaptchaEnabled: enabled,
         privacyLink: values['privacy-link'] as string | undefined,
         redirectUris: values['redirect-uri'] as string[] | undefined,
         postLogoutRedirectUris: values['post-logout-redirect-uri'] as string[] | undefined,
         verifierMetadata,
+        grantTypes: values.grant as string[] | undefined,
+        dpopBound: trueOrFalse(values, 'dpop-bound'),
+        requirePar: trueOrFalse(values, 'require-par'),
       });
       return { json: { client_id: id, updated: true }, text: `Updated client ${id}.` };
     }

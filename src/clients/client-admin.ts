@@ -15,12 +15,32 @@ export interface CreateClientInput {
   /** Where RP-initiated logout may send the browser back (exact match). */
   postLogoutRedirectUris?: string[];
   verifier?: boolean;
+  /** OAuth grants besides authorization_code: refresh_token. */
+  grantTypes?: string[];
+  /** Its access tokens must be DPoP-bound. */
+  dpopBound?: boolean;
+  /** It may only push its authorization requests (PAR). */
+  requirePar?: boolean;
+  /** A public client (native or browser app): no secret, PKCE always (RFC 6749 §2.1, RFC 8252). */
+  public?: boolean;
 }
 
 export interface CreatedClient {
   client_id: number;
-  client_secret: string;
+  /** null for a public client. */
+  client_secret: string | null;
   api_token: string;
+}
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+
+/** The grants a client may use; authorization_code always, since every log-in starts there. */
+export function checkGrantTypes(grants: string[]): string[] {
+  for (const grant of grants) {
+    if (!(GRANT_TYPES as readonly string[]).includes(grant))
+      throw new CofferError('invalid_request', `Unknown grant "${grant}": use ${GRANT_TYPES.join(' or ')}.`);
+  }
+  return GRANT_TYPES.filter((g) => g === 'authorization_code' || grants.includes(g));
 }
 
 export function validateRedirectUri(uri: string): string {
@@ -58,7 +78,7 @@ export async function createClient(db: Kysely<Database>, input: CreateClientInpu
       throw new CofferError('invalid_request', `Client ${input.parentId} is not a master client.`);
   }
   const redirectUris = (input.redirectUris ?? []).map(validateRedirectUri);
-  const clientSecret = generateSecret('client_secret');
+  const clientSecret = input.public ? null : generateSecret('client_secret');
   const apiToken = generateSecret('api_token');
   const clientId = await db.transaction().execute(async (tx) => {
     const id = await insertClient(tx, {
@@ -66,9 +86,12 @@ export async function createClient(db: Kysely<Database>, input: CreateClientInpu
       isMaster: input.master ?? false,
       isVerifier: input.verifier ?? false,
       parentId: input.parentId ?? null,
-      clientSecretHash: hashSecret(clientSecret),
+      clientSecretHash: clientSecret === null ? null : hashSecret(clientSecret),
       redirectUris,
       postLogoutRedirectUris: (input.postLogoutRedirectUris ?? []).map(validateRedirectUri),
+      grantTypes: checkGrantTypes(input.grantTypes ?? []),
+      dpopBound: input.dpopBound ?? false,
+      requirePar: input.requirePar ?? false,
     });
     await insertApiToken(tx, id, apiToken);
     return id;
@@ -88,6 +111,10 @@ export interface ClientSettings {
   postLogoutRedirectUris?: string[];
   /** OpenID4VP client metadata of a verifier, as JSON text already checked. */
   verifierMetadata?: string;
+  /** Replaces the grants besides authorization_code. */
+  grantTypes?: string[];
+  dpopBound?: boolean;
+  requirePar?: boolean;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -149,6 +176,10 @@ export async function setClientSettings(
     );
   }
   if (settings.verifierMetadata !== undefined) update['verifier_metadata'] = settings.verifierMetadata;
+  if (settings.grantTypes !== undefined)
+    update['grant_types'] = JSON.stringify(checkGrantTypes(settings.grantTypes));
+  if (settings.dpopBound !== undefined) update['dpop_bound'] = settings.dpopBound ? 1 : 0;
+  if (settings.requirePar !== undefined) update['require_par'] = settings.requirePar ? 1 : 0;
   if (Object.keys(update).length === 0) throw new CofferError('invalid_request', 'Nothing to set.');
   await db.updateTable('clients').set(update).where('client_id', '=', clientId).execute();
 }
@@ -157,6 +188,11 @@ export async function rotateClientSecret(
   db: Kysely<Database>,
   clientId: number,
 ): Promise<{ client_secret: string }> {
+  const client = await findClient(db, clientId);
+  if (!client) throw notFound(`Client ${clientId}`);
+  // A public client's holders (a native or browser app) could not keep a secret.
+  if (client.client_secret_hash === null)
+    throw new CofferError('invalid_request', `Client ${clientId} is a public client; it has no secret.`);
   const clientSecret = generateSecret('client_secret');
   const result = await db
     .updateTable('clients')

@@ -38,6 +38,9 @@ export interface NewClient {
   clientSecretHash: string | null;
   redirectUris: string[];
   postLogoutRedirectUris?: string[];
+  grantTypes?: string[];
+  dpopBound?: boolean;
+  requirePar?: boolean;
 }
 
 export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<number> {
@@ -51,6 +54,9 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       client_secret_hash: client.clientSecretHash,
       redirect_uris: JSON.stringify(client.redirectUris),
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+      grant_types: JSON.stringify(client.grantTypes ?? ['authorization_code']),
+      dpop_bound: flag(client.dpopBound ?? false),
+      require_par: flag(client.requirePar ?? false),
       created_at: now(),
     })
     .returning('client_id')

@@ -31,6 +31,8 @@ export interface Config {
   /** Google's siteverify unless set (tests point it at a stand-in). */
   recaptchaVerifyUrl: string | undefined;
   accessTokenTtl: number;
+  /** Absolute lifetime of a refresh-token family, from the log-in (rotation never extends it). */
+  refreshTokenTtl: number;
   allowPrivateTargets: boolean;
   /** PEM file of CA certificates that x509 verifiers may chain to (else they are shown as unverified). */
   verifierTrustAnchors: string | undefined;
@@ -131,6 +133,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   const recaptchaVerifyUrl = readUrl(env, 'RECAPTCHA_VERIFY_URL', ['https:', 'http:']);
   const accessTokenTtl = readInteger(env, 'ACCESS_TOKEN_TTL', 3600, 60, 86400);
+  const refreshTokenTtl = readInteger(env, 'REFRESH_TOKEN_TTL', 30 * 86400, 60, 366 * 86400);
   const allowPrivateTargets = readBoolean(env, 'ALLOW_PRIVATE_TARGETS', false);
   const verifierTrustAnchors = env['VERIFIER_TRUST_ANCHORS']
     ? path.resolve(env['VERIFIER_TRUST_ANCHORS'])
@@ -181,6 +184,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     smtpUrl,
     recaptchaVerifyUrl,
     accessTokenTtl,
+    refreshTokenTtl,
     allowPrivateTargets,
     verifierTrustAnchors,
     issuerTrustAnchors,

@@ -10,6 +10,7 @@ import * as subClientCount from './migrations/0006-sub-client-count.ts';
 import * as credentialFormats from './migrations/0007-credential-formats.ts';
 import * as oid4vci from './migrations/0008-oid4vci.ts';
 import * as walletPage from './migrations/0009-wallet-page.ts';
+import * as oidcGrants from './migrations/0010-oidc-grants.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -23,6 +24,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0007-credential-formats': { up: credentialFormats.up() },
     '0008-oid4vci': { up: oid4vci.up(dialect) },
     '0009-wallet-page': { up: walletPage.up(dialect) },
+    '0010-oidc-grants': { up: oidcGrants.up() },
   };
 }
 

@@ -34,6 +34,12 @@ export interface ClientsTable {
   sub_client_count: ColumnType<number, never, never>;
   /** JSON array of exact-match URIs RP-initiated logout may return to. */
   post_logout_redirect_uris: ColumnType<string, string | undefined, string>;
+  /** JSON array of the OAuth grants the client may use: authorization_code, refresh_token. */
+  grant_types: ColumnType<string, string | undefined, string>;
+  /** Its tokens must be DPoP-bound (RFC 9449). */
+  dpop_bound: ColumnType<Flag, Flag | undefined, Flag>;
+  /** It may start a log-in only through a pushed authorization request (RFC 9126). */
+  require_par: ColumnType<Flag, Flag | undefined, Flag>;
 }
 
 export interface ApiTokensTable {
@@ -137,6 +143,45 @@ export interface AuthorizationCodesTable {
   wallet_address: string | null;
   expires_at: number;
   consumed_at: number | null;
+  /** The DPoP key the code is bound to (dpop_jkt or a DPoP proof at PAR, RFC 9449 §10). */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface RefreshTokensTable {
+  /** SHA-256 of the token. */
+  token_hash: string;
+  family_id: string;
+  client_id: number;
+  user_id: number;
+  scope: string;
+  auth_time: number;
+  login_type: string;
+  did: string;
+  wallet_address: string | null;
+  /** The DPoP key a public client's refresh token is bound to. */
+  jkt: string | null;
+  access_jti: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface DpopProofsTable {
+  /** SHA-256 of the key thumbprint and the proof's jti. */
+  proof_key: string;
+  expires_at: number;
+}
+
+export interface PushedRequestsTable {
+  /** SHA-256 of the request_uri. */
+  uri_hash: string;
+  client_id: number;
+  /** The pushed parameters, JSON. */
+  params: string;
+  dpop_jkt: string | null;
+  expires_at: number;
+  consumed_at: number | null;
 }
 
 export interface RevokedTokensTable {
@@ -224,6 +269,9 @@ export interface Database {
   sessions: SessionsTable;
   authorization_codes: AuthorizationCodesTable;
   revoked_tokens: RevokedTokensTable;
+  refresh_tokens: RefreshTokensTable;
+  dpop_proofs: DpopProofsTable;
+  pushed_requests: PushedRequestsTable;
   rate_limits: RateLimitsTable;
   clients: ClientsTable;
   api_tokens: ApiTokensTable;

@@ -154,7 +154,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const { status, body } = toErrorBody(error, request.id);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (error instanceof CofferError && error.headers) reply.headers(error.headers);
-    if (body.error === 'invalid_token') reply.header('www-authenticate', 'Bearer error="invalid_token"');
+    if (body.error === 'invalid_token' && !reply.hasHeader('www-authenticate'))
+      reply.header('www-authenticate', 'Bearer error="invalid_token"');
     reply.code(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -1,8 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Prefixes make leaked secrets recognisable to secret scanners and to people. */
-export type SecretKind = 'api_token' | 'client_secret';
-const PREFIX: Record<SecretKind, string> = { api_token: 'cfr_at_', client_secret: 'cfr_cs_' };
+export type SecretKind = 'api_token' | 'client_secret' | 'refresh_token';
+const PREFIX: Record<SecretKind, string> = {
+  api_token: 'cfr_at_',
+  client_secret: 'cfr_cs_',
+  refresh_token: 'cfr_rt_',
+};
 
 /** 256 random bits, base64url, with a kind prefix. Shown once; only its hash is kept. */
 export function generateSecret(kind: SecretKind): string {

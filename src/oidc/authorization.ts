@@ -14,6 +14,8 @@ export interface AuthorizationRequest {
   nonce: string | null;
   codeChallenge: string | null;
   prompt: 'none' | 'login' | null;
+  /** The DPoP key the code is bound to (RFC 9449 §10); absent in interactions from before it existed. */
+  dpopJkt?: string | null;
 }
 
 /** Codes live 60 s: long enough for a server-side exchange, short for a leaked one. */
@@ -42,6 +44,7 @@ export async function issueAuthorizationCode(
     wallet_address: user.wallet_address,
     expires_at: nowSeconds + CODE_TTL_SECONDS,
     consumed_at: null,
+    dpop_jkt: request.dpopJkt ?? null,
   });
   return code;
 }

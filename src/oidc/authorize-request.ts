@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { ClientsTable } from '../db/schema.ts';
 import type { AuthorizationRequest } from './authorization.ts';
 
-export const SUPPORTED_SCOPES = ['openid', 'profile', 'email'] as const;
+export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
 
 export type AuthorizeCheck =
   | { kind: 'error_page'; message: string }
@@ -14,7 +14,17 @@ export type AuthorizeCheck =
     }
   | { kind: 'valid'; request: AuthorizationRequest };
 
-type ClientRow = Pick<Selectable<ClientsTable>, 'client_id' | 'redirect_uris' | 'client_secret_hash'>;
+type ClientRow = Pick<
+  Selectable<ClientsTable>,
+  'client_id' | 'redirect_uris' | 'client_secret_hash' | 'grant_types' | 'require_par'
+>;
+
+export interface AuthorizeContext {
+  /** The parameters came from a pushed authorization request (RFC 9126). */
+  pushed: boolean;
+  /** The DPoP key of the proof sent at PAR, if any (RFC 9449 §10.1). */
+  pushedJkt?: string | null;
+}
 
 const single = (query: Record<string, unknown>, name: string): string | undefined => {
   const value = query[name];
@@ -23,6 +33,8 @@ const single = (query: Record<string, unknown>, name: string): string | undefine
 
 /** RFC 7636: a code challenge is 43–128 characters of the unreserved set. */
 const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
+/** A base64url SHA-256 JWK thumbprint. */
+const JKT = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * Checks an authorization request in the order OAuth requires: until client and redirect URI
@@ -32,6 +44,7 @@ const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
 export async function checkAuthorizationRequest(
   query: Record<string, unknown>,
   findClient: (clientId: number) => Promise<ClientRow | undefined>,
+  context: AuthorizeContext = { pushed: false },
 ): Promise<AuthorizeCheck> {
   for (const [name, value] of Object.entries(query)) {
     if (Array.isArray(value))
@@ -58,8 +71,15 @@ export async function checkAuthorizationRequest(
   });
   if (state !== null && state.length > 1024)
     return back('invalid_request', 'state is longer than 1024 characters.');
-  if (single(query, 'request') || single(query, 'request_uri')) {
+  if (single(query, 'request')) {
     return back('request_not_supported', 'Request objects are not supported at this endpoint.');
+  }
+  if (single(query, 'request_uri')) {
+    // At PAR (RFC 9126 §2.1); at authorize the route has resolved a pushed request_uri already.
+    return back('invalid_request', 'request_uri is only for a pushed authorization request of this client.');
+  }
+  if (client.require_par === 1 && !context.pushed) {
+    return back('invalid_request', 'This client must push its authorization requests (PAR, RFC 9126).');
   }
   const responseType = single(query, 'response_type');
   if (responseType !== 'code')
@@ -71,7 +91,11 @@ export async function checkAuthorizationRequest(
   const scopes = (single(query, 'scope') ?? '').split(' ').filter(Boolean);
   if (!scopes.includes('openid')) return back('invalid_scope', 'The scope must include openid.');
   // Unknown scopes are ignored (OIDC Core §3.1.2.1); the granted scope lists what was kept.
-  const scope = SUPPORTED_SCOPES.filter((s) => scopes.includes(s)).join(' ');
+  // offline_access too, for a client not registered for refresh tokens (§11).
+  const refreshable = (JSON.parse(client.grant_types) as string[]).includes('refresh_token');
+  const scope = SUPPORTED_SCOPES.filter(
+    (s) => scopes.includes(s) && (s !== 'offline_access' || refreshable),
+  ).join(' ');
 
   const nonce = single(query, 'nonce') ?? null;
   if (nonce !== null && (nonce.length === 0 || nonce.length > 512))
@@ -99,8 +123,16 @@ export async function checkAuthorizationRequest(
   }
   const prompt = prompts.includes('none') ? 'none' : prompts.includes('login') ? 'login' : null;
 
+  const askedJkt = single(query, 'dpop_jkt') ?? null;
+  if (askedJkt !== null && !JKT.test(askedJkt))
+    return back('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint.');
+  const pushedJkt = context.pushedJkt ?? null;
+  if (askedJkt !== null && pushedJkt !== null && askedJkt !== pushedJkt)
+    return back('invalid_request', 'dpop_jkt differs from the key of the DPoP proof.');
+  const dpopJkt = askedJkt ?? pushedJkt;
+
   return {
     kind: 'valid',
-    request: { clientId: client.client_id, redirectUri, scope, state, nonce, codeChallenge, prompt },
+    request: { clientId: client.client_id, redirectUri, scope, state, nonce, codeChallenge, prompt, dpopJkt },
   };
 }

@@ -54,7 +54,10 @@ export function clientCredentialsOf(
   return { clientId, secret: basic?.secret ?? body.client_secret, basic: basic !== undefined };
 }
 
-/** The client whose secret was given; one answer for every failure, so nothing is learnt from it. */
+/**
+ * The client whose secret was given, or a public client (registered without a secret, RFC 6749
+ * §2.1) that names itself and sends none. One answer for every failure, so nothing is learnt.
+ */
 export async function authenticateClient(
   db: Kysely<Database>,
   credentials: { clientId: string; secret: string | undefined },
@@ -62,15 +65,18 @@ export async function authenticateClient(
   const client = /^[1-9]\d{0,9}$/.test(credentials.clientId)
     ? await findClient(db, Number(credentials.clientId))
     : undefined;
-  // A client without a secret could use PKCE alone, but the contract's exchange always sends one.
-  if (
-    !client?.client_secret_hash ||
-    credentials.secret === undefined ||
-    !secretMatchesHash(credentials.secret, client.client_secret_hash)
-  ) {
-    throw new CofferError('invalid_client', 'Client authentication failed.');
-  }
+  const authenticated =
+    client !== undefined &&
+    (client.client_secret_hash === null
+      ? credentials.secret === undefined
+      : credentials.secret !== undefined && secretMatchesHash(credentials.secret, client.client_secret_hash));
+  if (!authenticated) throw new CofferError('invalid_client', 'Client authentication failed.');
   return client;
+}
+
+/** The OAuth grants a client is registered for (coffer client create/set --grant). */
+export function grantTypesOf(client: { grant_types: string }): string[] {
+  return JSON.parse(client.grant_types) as string[];
 }
 
 /** Failed attempts per address at the client-authenticated endpoints before they answer 429 for a while. */

@@ -1,10 +1,12 @@
 import { SUPPORTED_SCOPES } from './authorize-request.ts';
+import { DPOP_ALGORITHMS } from './dpop.ts';
 
 export const OIDC_PATHS = {
   authorization: '/v2/openidc/authorize',
   token: '/v2/openidc/token',
   userinfo: '/v2/openidc/user',
   revocation: '/v2/openidc/revoke',
+  par: '/v2/openidc/par',
   endSession: '/v2/openidc/logout',
   jwks: '/.well-known/jwks.json',
 } as const;
@@ -18,15 +20,19 @@ export function discoveryDocument(issuer: string) {
     userinfo_endpoint: issuer + OIDC_PATHS.userinfo,
     jwks_uri: issuer + OIDC_PATHS.jwks,
     revocation_endpoint: issuer + OIDC_PATHS.revocation,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    pushed_authorization_request_endpoint: issuer + OIDC_PATHS.par,
+    // Per client (coffer client set --require-par), not for every client.
+    require_pushed_authorization_requests: false,
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
     end_session_endpoint: issuer + OIDC_PATHS.endSession,
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login'],
     authorization_response_iss_parameter_supported: true,

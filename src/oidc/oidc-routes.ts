@@ -12,20 +12,24 @@ import { checkAuthorizationRequest } from './authorize-request.ts';
 import { bearerOf, requireBearer } from './bearer.ts';
 import { clientCredentialsOf } from './client-authentication.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
+import { currentDpopNonce, dpopHeaderOf } from './dpop.ts';
 import { type EndSessionParameters, endSession } from './end-session.ts';
 import { type InteractionDeps, startInteraction, startLoginInteraction } from './interaction-service.ts';
 import { renderErrorPage, startPage } from './login-page.ts';
 import { renderSignedOutPage } from './logout-page.ts';
 import {
   EndSessionParams,
+  PushedRequestBody,
+  PushedRequestResponse,
   RevocationBody,
   TokenRequestBody,
   TokenResponseBody,
   UserInfoBody,
 } from './oidc-schemas.ts';
+import { pushAuthorizationRequest, takePushedRequest } from './pushed-requests.ts';
 import { revokeAccessToken } from './revocation.ts';
 import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from './session-cookie.ts';
-import { exchangeAuthorizationCode, type TokenDeps } from './token-service.ts';
+import { exchangeGrant, type TokenDeps } from './token-service.ts';
 import { userInfoClaims } from './userinfo.ts';
 
 export interface OidcRouteDeps {
@@ -80,9 +84,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
       schema: { tags, summary: 'Authorization endpoint: sends the person to log in, then back with a code' },
     },
     async (request, reply) => {
-      const check = await checkAuthorizationRequest(request.query as Record<string, unknown>, (id) =>
-        findClient(db, id),
-      );
+      const query = request.query as Record<string, unknown>;
+      const check = await resolveAuthorizationRequest(query);
       if (check.kind === 'error_page') {
         const cspNonce = startPage(reply.code(400));
         return renderErrorPage({ title: 'This log-in link is not valid', message: check.message, cspNonce });
@@ -128,14 +131,67 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     },
   );
 
+  /** A pushed request (RFC 9126 §4) stands for the query, which then only names the client. */
+  async function resolveAuthorizationRequest(query: Record<string, unknown>) {
+    const find = (id: number) => findClient(db, id);
+    const requestUri = query['request_uri'];
+    const clientId = query['client_id'];
+    if (typeof requestUri !== 'string' || Array.isArray(clientId))
+      return checkAuthorizationRequest(query, find);
+    const pushed =
+      typeof clientId === 'string' && /^[1-9]\d{0,9}$/.test(clientId)
+        ? await takePushedRequest(db, requestUri, Number(clientId), Math.floor(Date.now() / 1000))
+        : undefined;
+    if (!pushed) {
+      return {
+        kind: 'error_page' as const,
+        message: 'The request_uri is not valid for this client_id, has been used or has expired (60 s).',
+      };
+    }
+    return checkAuthorizationRequest(pushed.params, find, { pushed: true, pushedJkt: pushed.dpopJkt });
+  }
+
+  app.post(
+    OIDC_PATHS.par,
+    {
+      schema: {
+        tags,
+        summary: 'Pushed authorization request (RFC 9126)',
+        description:
+          'The parameters of an authorization request, form-encoded, with client authentication as at the token endpoint. The answer names a request_uri to send to the authorization endpoint with client_id, once, within 60 s. A DPoP header binds the code to its key (RFC 9449 §10.1).',
+        body: PushedRequestBody,
+        response: { 201: PushedRequestResponse, ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const credentials = clientCredentialsOf(request.headers.authorization, request.body);
+      try {
+        const pushed = await pushAuthorizationRequest(
+          { db, limiter: deps.tokens.limiter, dpop: deps.tokens.dpop, issuer },
+          credentials,
+          request.body,
+          dpopHeaderOf(request.headers.dpop),
+          request.ip,
+        );
+        return reply.code(201).send(pushed);
+      } catch (error) {
+        if (credentials.basic && error instanceof CofferError && error.code === 'invalid_client') {
+          reply.header('www-authenticate', 'Basic realm="coffer"');
+        }
+        throw error;
+      }
+    },
+  );
+
   app.post(
     OIDC_PATHS.token,
     {
       schema: {
         tags,
-        summary: 'Exchange a one-time code for an access token and an identity token',
+        summary: 'Exchange a one-time code or a refresh token for an access token and an identity token',
         description:
-          'JSON (the contract) or application/x-www-form-urlencoded (RFC 6749). Client authentication in the body or with HTTP Basic.',
+          'JSON (the contract) or application/x-www-form-urlencoded (RFC 6749). Client authentication in the body or with HTTP Basic (public clients: client_id only). grant_type authorization_code or refresh_token (rotated at every use; a reused one revokes its family). A DPoP header (RFC 9449) binds the access token to its key: token_type DPoP.',
         body: TokenRequestBody,
         response: { 200: TokenResponseBody, ...errorResponses(400, 401, 413, 415, 429) },
       },
@@ -145,18 +201,24 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
       const body = request.body;
       const client = clientCredentialsOf(request.headers.authorization, body);
       try {
-        return await exchangeAuthorizationCode(
+        const dpop = dpopHeaderOf(request.headers.dpop);
+        const answer = await exchangeGrant(
           deps.tokens,
           {
             grant_type: body.grant_type,
             code: body.code,
             redirect_uri: body.redirect_uri,
             code_verifier: body.code_verifier,
+            refresh_token: body.refresh_token,
+            scope: body.scope,
             client_id: client.clientId,
             client_secret: client.secret,
+            dpop,
           },
           request.ip,
         );
+        if (dpop) reply.header('dpop-nonce', currentDpopNonce(deps.tokens.dpop));
+        return answer;
       } catch (error) {
         if (client.basic && error instanceof CofferError && error.code === 'invalid_client') {
           reply.header('www-authenticate', 'Basic realm="coffer"');
@@ -169,7 +231,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
   app.get(
     OIDC_PATHS.userinfo,
     {
-      onRequest: requireBearer({ db, keys: deps.tokens.keys, issuer }),
+      onRequest: requireBearer({ db, keys: deps.tokens.keys, issuer, dpop: deps.tokens.dpop }),
       schema: {
         tags,
         security: [{ bearer: [] }],

@@ -3,25 +3,61 @@ import { Type } from 'typebox';
 /** The contract's JSON body; RFC 6749 form bodies arrive as the same object. Unknown parameters are ignored (RFC 6749 §3.2). */
 export const TokenRequestBody = Type.Object(
   {
-    grant_type: Type.String({ minLength: 1, description: 'authorization_code' }),
-    code: Type.String({ minLength: 1, maxLength: 512 }),
+    grant_type: Type.String({ minLength: 1, description: 'authorization_code or refresh_token' }),
+    code: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'authorization_code grant.' }),
+    ),
     client_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 20, description: 'Or HTTP Basic authentication.' }),
     ),
     client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    redirect_uri: Type.String({ minLength: 1, maxLength: 2048 }),
+    redirect_uri: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'authorization_code grant.' }),
+    ),
     code_verifier: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    refresh_token: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'refresh_token grant.' }),
+    ),
+    scope: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description: 'refresh_token grant: a narrower scope than granted (openid stays).',
+      }),
+    ),
   },
   { additionalProperties: true },
 );
 
 export const TokenResponseBody = Type.Object({
   scope: Type.String({ description: '"openid", plus profile/email when requested.' }),
-  token_type: Type.Literal('Bearer'),
+  token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], {
+    description:
+      'DPoP when the request carried a DPoP proof: the access token is bound to its key (cnf.jkt).',
+  }),
   access_token: Type.String({ description: 'JWT (RFC 9068), ES256.' }),
   expire_in: Type.Integer({ description: 'Lifetime of the access token in seconds.' }),
   expires_in: Type.Integer({ description: 'Same as expire_in (RFC 6749 name).' }),
   id_token: Type.String(),
+  refresh_token: Type.Optional(
+    Type.String({
+      description:
+        'For clients registered with the refresh_token grant when the scope has offline_access; a new one at every refresh.',
+    }),
+  ),
+});
+
+/** RFC 9126 §2.1: the authorization request's parameters, form-encoded, with client authentication. */
+export const PushedRequestBody = Type.Record(
+  Type.String({ maxLength: 64 }),
+  Type.String({ maxLength: 4096 }),
+  {
+    maxProperties: 40,
+  },
+);
+
+export const PushedRequestResponse = Type.Object({
+  request_uri: Type.String({ description: 'urn:ietf:params:oauth:request_uri:…, single use.' }),
+  expires_in: Type.Integer({ description: 'Seconds (60).' }),
 });
 
 export const UserInfoBody = Type.Object(
@@ -105,7 +141,10 @@ export const RevocationBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 8192 }),
     token_type_hint: Type.Optional(
-      Type.String({ maxLength: 64, description: 'access_token; other hints are ignored (§2.1).' }),
+      Type.String({
+        maxLength: 64,
+        description: 'access_token or refresh_token; not needed, the token says which it is (§2.1).',
+      }),
     ),
     client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
     client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),

@@ -1,44 +1,61 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { getAddress } from 'viem';
-import type { Database } from '../db/schema.ts';
+import type { ClientsTable, Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
-import { authenticateClient, countFailure } from './client-authentication.ts';
+import { authenticateClient, countFailure, grantTypesOf } from './client-authentication.ts';
 import { type CodeConsumer, findAuthorizationCode, revokeToken } from './code-repository.ts';
+import { type DpopDeps, verifyDpopProof } from './dpop.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { jtiForCode, signTokens } from './tokens.ts';
+import {
+  findRefreshToken,
+  issueRefreshToken,
+  jtiForRefreshToken,
+  type RefreshTokenRotator,
+  revokeRefreshFamily,
+} from './refresh-tokens.ts';
+import { jtiForCode, signTokens, type TokenGrant } from './tokens.ts';
 
 export interface TokenDeps {
   db: Kysely<Database>;
   consumeCode: CodeConsumer;
+  rotateRefreshToken: RefreshTokenRotator;
   keys: KeyRing;
   limiter: RateLimiter;
+  dpop: DpopDeps;
   issuer: string;
   accessTokenTtl: number;
+  refreshTokenTtl: number;
   now?: () => number;
 }
 
 export interface TokenRequest {
   grant_type: string;
-  code: string;
-  redirect_uri: string;
+  code?: string | undefined;
+  redirect_uri?: string | undefined;
   code_verifier?: string | undefined;
+  refresh_token?: string | undefined;
+  scope?: string | undefined;
   /** From the body or from HTTP Basic; the route decides which. */
   client_id: string;
   client_secret: string | undefined;
+  /** The request's DPoP header, if any. */
+  dpop?: string | undefined;
 }
 
 export interface TokenResponse {
   scope: string;
-  token_type: 'Bearer';
+  token_type: 'Bearer' | 'DPoP';
   access_token: string;
   expire_in: number;
   expires_in: number;
   id_token: string;
+  refresh_token?: string;
 }
 
+type Client = Selectable<ClientsTable>;
 const invalidGrant = (why: string) => new CofferError('invalid_grant', why);
 
 function pkceMatches(challenge: string, verifier: string | undefined): boolean {
@@ -47,19 +64,40 @@ function pkceMatches(challenge: string, verifier: string | undefined): boolean {
 }
 
 /**
- * The authorization-code grant (RFC 6749 §4.1.3, OIDC Core §3.1.3). The code is consumed before
- * anything else is checked, so a code is never usable twice whatever the outcome; a second use
- * revokes the tokens issued from the first (RFC 6749 §4.1.2).
+ * The token endpoint (RFC 6749 §4.1.3 and §6, OIDC Core §3.1.3 and §12): client authentication,
+ * then the DPoP proof (before anything is consumed, so a nonce round trip costs no code), then
+ * the grant.
  */
-export async function exchangeAuthorizationCode(
+export async function exchangeGrant(
   deps: TokenDeps,
   request: TokenRequest,
   ip: string,
 ): Promise<TokenResponse> {
   try {
-    return await exchange(deps, request);
+    if (request.grant_type !== 'authorization_code' && request.grant_type !== 'refresh_token') {
+      throw new CofferError(
+        'unsupported_grant_type',
+        'The grant_type must be authorization_code or refresh_token.',
+      );
+    }
+    requireGrantParameters(request);
+    const client = await authenticateClient(deps.db, {
+      clientId: request.client_id,
+      secret: request.client_secret,
+    });
+    if (!grantTypesOf(client).includes(request.grant_type)) {
+      throw new CofferError(
+        'unauthorized_client',
+        `This client is not registered for ${request.grant_type}.`,
+      );
+    }
+    const jkt = await proofKeyOf(deps, client, request.dpop);
+    const nowSeconds = Math.floor((deps.now ? deps.now() : Date.now()) / 1000);
+    return request.grant_type === 'authorization_code'
+      ? await exchangeCode(deps, client, request, jkt, nowSeconds)
+      : await exchangeRefreshToken(deps, client, request, jkt, nowSeconds);
   } catch (error) {
-    // Successes cost no count: each needs a fresh code from a log-in.
+    // Successes cost no count: each needs a fresh code from a log-in or a live refresh token.
     if (error instanceof CofferError && (error.code === 'invalid_client' || error.code === 'invalid_grant')) {
       await countFailure(deps.limiter, ip);
     }
@@ -67,25 +105,54 @@ export async function exchangeAuthorizationCode(
   }
 }
 
-async function exchange(deps: TokenDeps, request: TokenRequest): Promise<TokenResponse> {
-  if (request.grant_type !== 'authorization_code') {
-    throw new CofferError('unsupported_grant_type', 'Only the authorization_code grant is supported.');
+/** What each grant needs, answered like a schema violation so clients handle both alike. */
+function requireGrantParameters(request: TokenRequest): void {
+  const needed =
+    request.grant_type === 'authorization_code'
+      ? (['code', 'redirect_uri'] as const)
+      : (['refresh_token'] as const);
+  const missing = needed.filter((name) => !request[name]);
+  if (missing.length) {
+    throw new CofferError('invalid_request', `/body/${missing[0]} is required for ${request.grant_type}.`, {
+      details: missing.map((name) => ({ path: `/body/${name}`, message: 'is required' })),
+    });
   }
-  const client = await authenticateClient(deps.db, {
-    clientId: request.client_id,
-    secret: request.client_secret,
+}
+
+async function proofKeyOf(deps: TokenDeps, client: Client, proof: string | undefined) {
+  if (proof === undefined) {
+    if (client.dpop_bound === 1)
+      throw new CofferError('invalid_dpop_proof', 'This client must send a DPoP proof (RFC 9449).');
+    return null;
+  }
+  const { jkt } = await verifyDpopProof(deps.dpop, proof, {
+    method: 'POST',
+    url: `${deps.issuer}/v2/openidc/token`,
   });
-  const nowSeconds = Math.floor((deps.now ? deps.now() : Date.now()) / 1000);
-  const codeHash = hashSecret(request.code);
+  return jkt;
+}
+
+/** A code is consumed before it is checked, so it is never usable twice whatever the outcome. */
+async function exchangeCode(
+  deps: TokenDeps,
+  client: Client,
+  request: TokenRequest,
+  jkt: string | null,
+  nowSeconds: number,
+): Promise<TokenResponse> {
+  const codeHash = hashSecret(request.code!);
   const code = await deps.consumeCode(codeHash, nowSeconds);
   if (!code) {
     const used = await findAuthorizationCode(deps.db, codeHash);
     if (used && used.client_id === client.client_id) {
+      // A replayed code revokes what the first use gave (RFC 6749 §4.1.2): the access token and
+      // any refresh token family started with it.
       await revokeToken(
         deps.db,
         jtiForCode(codeHash),
         (used.consumed_at ?? nowSeconds) + deps.accessTokenTtl,
       );
+      await revokeFamilyOfCode(deps, codeHash, nowSeconds);
       throw invalidGrant('The code has already been used; the tokens issued from it are revoked.');
     }
     throw invalidGrant('The code is not valid.');
@@ -97,27 +164,144 @@ async function exchange(deps: TokenDeps, request: TokenRequest): Promise<TokenRe
   if (code.code_challenge !== null && !pkceMatches(code.code_challenge, request.code_verifier)) {
     throw invalidGrant('The PKCE code_verifier does not match the code_challenge.');
   }
+  if (code.dpop_jkt !== null && code.dpop_jkt !== jkt)
+    throw invalidGrant('The code is bound to another DPoP key (dpop_jkt).');
 
-  const tokens = await signTokens(
-    deps.keys,
+  const grant: TokenGrant = {
+    issuer: deps.issuer,
+    clientId: String(client.client_id),
+    subject: String(code.user_id),
+    scope: code.scope,
+    authTime: code.auth_time,
+    nonce: code.nonce,
+    loginType: code.login_type,
+    ethAddress: code.wallet_address ? getAddress(code.wallet_address) : null,
+    didWalletAddress: code.did,
+    jti: jtiForCode(codeHash),
+    lifetimeSeconds: deps.accessTokenTtl,
+    jkt,
+  };
+  const response = await tokenResponse(deps, grant, nowSeconds);
+  if (offersRefresh(client, code.scope)) {
+    response.refresh_token = await issueRefreshToken(
+      deps.db,
+      {
+        clientId: client.client_id,
+        userId: code.user_id,
+        scope: code.scope,
+        authTime: code.auth_time,
+        loginType: code.login_type,
+        did: code.did,
+        walletAddress: code.wallet_address,
+        jkt: isPublic(client) ? jkt : null,
+        accessJti: familyMarkOfCode(codeHash),
+      },
+      nowSeconds,
+      deps.refreshTokenTtl,
+    );
+  }
+  return response;
+}
+
+/**
+ * The first token of a family carries the code's access-token jti; a code replay finds the
+ * family through it. (Its own access token is revoked by jtiForCode already.)
+ */
+const familyMarkOfCode = (codeHash: string) => jtiForCode(codeHash);
+
+async function revokeFamilyOfCode(deps: TokenDeps, codeHash: string, nowSeconds: number) {
+  const first = await deps.db
+    .selectFrom('refresh_tokens')
+    .select('family_id')
+    .where('access_jti', '=', familyMarkOfCode(codeHash))
+    .executeTakeFirst();
+  if (first) await revokeRefreshFamily(deps.db, first.family_id, nowSeconds, deps.accessTokenTtl);
+}
+
+const isPublic = (client: Client) => client.client_secret_hash === null;
+const offersRefresh = (client: Client, scope: string) =>
+  grantTypesOf(client).includes('refresh_token') && scope.split(' ').includes('offline_access');
+
+/**
+ * RFC 6749 §6 with rotation and reuse detection (RFC 9700 §4.14.2). Checks come before the token
+ * is marked used, so a request that fails them (another client, another DPoP key) spends nothing.
+ */
+async function exchangeRefreshToken(
+  deps: TokenDeps,
+  client: Client,
+  request: TokenRequest,
+  jkt: string | null,
+  nowSeconds: number,
+): Promise<TokenResponse> {
+  if (request.refresh_token!.length > 512) throw invalidGrant('The refresh token is not valid.');
+  const row = await findRefreshToken(deps.db, hashSecret(request.refresh_token!));
+  if (!row || row.client_id !== client.client_id) throw invalidGrant('The refresh token is not valid.');
+  if (row.revoked_at !== null) throw invalidGrant('The refresh token has been revoked.');
+  if (row.used_at !== null) return reuse(deps, row.family_id, nowSeconds);
+  if (row.expires_at <= nowSeconds) throw invalidGrant('The refresh token has expired.');
+  if (row.jkt !== null && row.jkt !== jkt)
+    throw invalidGrant('The refresh token is bound to another DPoP key; send a proof made with that key.');
+  const scope = narrowedScope(row.scope, request.scope);
+
+  const rotation = await deps.rotateRefreshToken(
+    row,
     {
-      issuer: deps.issuer,
-      clientId: String(client.client_id),
-      subject: String(code.user_id),
-      scope: code.scope,
-      authTime: code.auth_time,
-      nonce: code.nonce,
-      loginType: code.login_type,
-      ethAddress: code.wallet_address ? getAddress(code.wallet_address) : null,
-      didWalletAddress: code.did,
-      jti: jtiForCode(codeHash),
-      lifetimeSeconds: deps.accessTokenTtl,
+      clientId: row.client_id,
+      userId: row.user_id,
+      scope: row.scope,
+      authTime: row.auth_time,
+      loginType: row.login_type,
+      did: row.did,
+      walletAddress: row.wallet_address,
+      jkt: row.jkt,
     },
     nowSeconds,
   );
+  if (!rotation) return reuse(deps, row.family_id, nowSeconds);
+  const response = await tokenResponse(
+    deps,
+    {
+      issuer: deps.issuer,
+      clientId: String(client.client_id),
+      subject: String(row.user_id),
+      scope,
+      authTime: row.auth_time,
+      // OIDC Core §12.2: a refreshed identity token has no nonce.
+      nonce: null,
+      loginType: row.login_type,
+      ethAddress: row.wallet_address ? getAddress(row.wallet_address) : null,
+      didWalletAddress: row.did,
+      jti: jtiForRefreshToken(rotation.successor.tokenHash),
+      lifetimeSeconds: deps.accessTokenTtl,
+      jkt,
+    },
+    nowSeconds,
+  );
+  response.refresh_token = rotation.successor.token;
+  return response;
+}
+
+async function reuse(deps: TokenDeps, familyId: string, nowSeconds: number): Promise<never> {
+  await revokeRefreshFamily(deps.db, familyId, nowSeconds, deps.accessTokenTtl);
+  throw invalidGrant('The refresh token has been used already; every token of its log-in is revoked.');
+}
+
+/** A refresh may ask for less than was granted, never more (RFC 6749 §6); openid stays. */
+function narrowedScope(granted: string, requested: string | undefined): string {
+  if (requested === undefined) return granted;
+  const grantedScopes = granted.split(' ');
+  const asked = [...new Set(requested.split(' ').filter(Boolean))];
+  const extra = asked.filter((s) => !grantedScopes.includes(s));
+  if (extra.length) throw new CofferError('invalid_scope', `The scope was not granted: ${extra.join(' ')}.`);
+  if (!asked.includes('openid')) throw new CofferError('invalid_scope', 'The scope must include openid.');
+  return grantedScopes.filter((s) => asked.includes(s)).join(' ');
+}
+
+async function tokenResponse(deps: TokenDeps, grant: TokenGrant, nowSeconds: number): Promise<TokenResponse> {
+  const tokens = await signTokens(deps.keys, grant, nowSeconds);
   return {
-    scope: code.scope,
-    token_type: 'Bearer',
+    scope: grant.scope,
+    token_type: grant.jkt ? 'DPoP' : 'Bearer',
     access_token: tokens.accessToken,
     expire_in: tokens.expiresIn,
     expires_in: tokens.expiresIn,

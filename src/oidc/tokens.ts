@@ -16,6 +16,8 @@ export interface TokenGrant {
   didWalletAddress: string;
   jti: string;
   lifetimeSeconds: number;
+  /** The DPoP key the access token is bound to (cnf.jkt, RFC 9449 §6.1), or null for a bearer token. */
+  jkt: string | null;
 }
 
 /** OIDC Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
@@ -35,6 +37,7 @@ export async function signTokens(keys: KeyRing, grant: TokenGrant, nowSeconds: n
     client_id: grant.clientId,
     scope: grant.scope,
     auth_time: grant.authTime,
+    ...(grant.jkt ? { cnf: { jkt: grant.jkt } } : {}),
   })
     .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.kid })
     .setIssuer(grant.issuer)
@@ -68,9 +71,18 @@ export interface VerifiedAccessToken {
   scope: string;
   jti: string;
   expiresAt: number;
+  /** Set when the token is DPoP-bound. */
+  jkt: string | null;
 }
 
 const invalidToken = (why: string) => new CofferError('invalid_token', why);
+
+function boundKeyOf(cnf: unknown): string | null {
+  if (cnf === undefined) return null;
+  const jkt = (cnf as { jkt?: unknown } | null)?.jkt;
+  if (typeof jkt !== 'string') throw invalidToken('The access token has an unknown confirmation method.');
+  return jkt;
+}
 
 /** Checks an access token's signature (by kid, against the published keys), type, issuer and expiry. */
 export async function verifyAccessToken(
@@ -103,6 +115,7 @@ export async function verifyAccessToken(
       scope: String(payload['scope'] ?? ''),
       jti: String(payload.jti),
       expiresAt: Number(payload.exp),
+      jkt: boundKeyOf(payload['cnf']),
     };
   } catch (error) {
     if (error instanceof CofferError) throw error;

@@ -24,13 +24,13 @@ export async function registerRelyingParty(server: TestServer, parentId?: number
   const config = await oidc.discovery(
     new URL(server.url),
     String(created.client_id),
-    created.client_secret,
+    created.client_secret!,
     undefined,
     {
       execute: [oidc.allowInsecureRequests],
     },
   );
-  return { clientId: created.client_id, clientSecret: created.client_secret, config };
+  return { clientId: created.client_id, clientSecret: created.client_secret!, config };
 }
 
 export interface StartedLogin {

@@ -64,6 +64,7 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(metadata.revocation_endpoint_auth_methods_supported, [
         'client_secret_basic',
         'client_secret_post',
+        'none',
       ]);
     });
 

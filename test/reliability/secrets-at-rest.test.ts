@@ -35,7 +35,7 @@ for (const kind of DATABASE_KINDS) {
 
     test('a full scenario leaves none of them in plaintext', async () => {
       const master = await createClient(server.database.db, { name: 'Scan master', master: true });
-      needles.push(master.api_token, master.client_secret);
+      needles.push(master.api_token, master.client_secret!);
       const sub = await server.request('POST', '/v1/sub_client', {
         headers: { 'x-api-token': master.api_token },
         body: {

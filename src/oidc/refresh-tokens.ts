@@ -1,0 +1,145 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../db/dialect.ts';
+import { createGroupCommit } from '../db/group-commit.ts';
+import type { Database, RefreshTokensTable } from '../db/schema.ts';
+import { generateSecret, hashSecret } from '../keys/secrets.ts';
+
+/**
+ * Refresh tokens (DESIGN.md, Tokens): opaque, kept as hashes, one row per token. The tokens that
+ * rotation makes from one log-in form a family; the family's end is fixed at the log-in.
+ */
+export type RefreshTokenRow = Selectable<RefreshTokensTable>;
+
+export interface RefreshGrant {
+  clientId: number;
+  userId: number;
+  scope: string;
+  authTime: number;
+  loginType: string;
+  did: string;
+  walletAddress: string | null;
+  /** The DPoP key the token is bound to (public clients), else null. */
+  jkt: string | null;
+  /** The access token issued beside it; revoked with the family. */
+  accessJti?: string;
+}
+
+/** The jti of an access token issued beside a refresh token, derived so the family can name it. */
+export const jtiForRefreshToken = (tokenHash: string) =>
+  createHash('sha256').update(`jti:rt:${tokenHash}`).digest('base64url');
+
+function newRow(grant: RefreshGrant, family: { id: string; expiresAt: number }, nowSeconds: number) {
+  const token = generateSecret('refresh_token');
+  const tokenHash = hashSecret(token);
+  const row: RefreshTokenRow = {
+    token_hash: tokenHash,
+    family_id: family.id,
+    client_id: grant.clientId,
+    user_id: grant.userId,
+    scope: grant.scope,
+    auth_time: grant.authTime,
+    login_type: grant.loginType,
+    did: grant.did,
+    wallet_address: grant.walletAddress,
+    jkt: grant.jkt,
+    access_jti: grant.accessJti ?? randomBytes(16).toString('base64url'),
+    created_at: nowSeconds,
+    expires_at: family.expiresAt,
+    used_at: null,
+    revoked_at: null,
+  };
+  return { token, row };
+}
+
+/** Starts a family: the first refresh token of a log-in. */
+export async function issueRefreshToken(
+  db: Kysely<Database>,
+  grant: RefreshGrant,
+  nowSeconds: number,
+  ttlSeconds: number,
+): Promise<string> {
+  const family = { id: randomBytes(16).toString('base64url'), expiresAt: nowSeconds + ttlSeconds };
+  const { token, row } = newRow(grant, family, nowSeconds);
+  await db.insertInto('refresh_tokens').values(row).execute();
+  return token;
+}
+
+export async function findRefreshToken(db: Kysely<Database>, tokenHash: string) {
+  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export interface Rotation {
+  used: RefreshTokenRow;
+  /** The successor's access token jti is derived from its hash. */
+  successor: { token: string; tokenHash: string };
+}
+
+export type RefreshTokenRotator = (
+  used: RefreshTokenRow,
+  grant: RefreshGrant,
+  nowSeconds: number,
+) => Promise<Rotation | undefined>;
+
+/**
+ * Marks a token used and inserts its successor in one transaction. The mark is a conditional
+ * update, so of many concurrent uses (on one instance or several) exactly one gets a successor;
+ * the others get undefined and treat it as reuse.
+ */
+export function createRefreshTokenRotator(db: Kysely<Database>, dialect: Dialect): RefreshTokenRotator {
+  const rotate = async (
+    tx: Kysely<Database>,
+    item: { used: RefreshTokenRow; grant: RefreshGrant; nowSeconds: number },
+  ): Promise<Rotation | undefined> => {
+    const marked = await tx
+      .updateTable('refresh_tokens')
+      .set({ used_at: item.nowSeconds })
+      .where('token_hash', '=', item.used.token_hash)
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (!marked) return undefined;
+    const successor = newRow(
+      { ...item.grant, accessJti: '' },
+      { id: marked.family_id, expiresAt: marked.expires_at },
+      item.nowSeconds,
+    );
+    successor.row.access_jti = jtiForRefreshToken(successor.row.token_hash);
+    await tx.insertInto('refresh_tokens').values(successor.row).execute();
+    return { used: marked, successor: { token: successor.token, tokenHash: successor.row.token_hash } };
+  };
+  const write =
+    dialect === 'postgres'
+      ? (item: Parameters<typeof rotate>[1]) => db.transaction().execute((tx) => rotate(tx, item))
+      : createGroupCommit(db, dialect, rotate);
+  return (used, grant, nowSeconds) => write({ used, grant, nowSeconds });
+}
+
+/**
+ * Revokes every token of a family and the access tokens issued beside them (RFC 9700 §4.14.2):
+ * after a reuse nobody can tell the thief's copy from the client's.
+ */
+export async function revokeRefreshFamily(
+  db: Kysely<Database>,
+  familyId: string,
+  nowSeconds: number,
+  accessTokenTtl: number,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const members = await tx
+      .updateTable('refresh_tokens')
+      .set({ revoked_at: nowSeconds })
+      .where('family_id', '=', familyId)
+      .where('revoked_at', 'is', null)
+      .returning(['access_jti', 'created_at'])
+      .execute();
+    const live = members.filter((m) => m.created_at + accessTokenTtl > nowSeconds);
+    if (live.length === 0) return;
+    await tx
+      .insertInto('revoked_tokens')
+      .values(live.map((m) => ({ jti: m.access_jti, expires_at: m.created_at + accessTokenTtl })))
+      .onConflict((oc) => oc.column('jti').doNothing())
+      .execute();
+  });
+}
