@@ -3,7 +3,7 @@ import path from 'node:path';
 import * as oidc from 'openid-client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
-import { createClient } from '../../src/clients/client-admin.ts';
+import { type CreateClientInput, createClient } from '../../src/clients/client-admin.ts';
 import type { TestServer } from '../helpers/server.ts';
 
 export const REDIRECT_URI = 'https://rp.example/callback';
@@ -15,22 +15,27 @@ export interface RelyingParty {
 }
 
 /** A client registered the way the CLI does it, and openid-client configured from discovery only. */
-export async function registerRelyingParty(server: TestServer, parentId?: number): Promise<RelyingParty> {
+export async function registerRelyingParty(
+  server: TestServer,
+  parentId?: number,
+  registration: Pick<CreateClientInput, 'grantTypes' | 'dpopBound' | 'requirePar' | 'public'> = {},
+): Promise<RelyingParty> {
   const created = await createClient(server.database.db, {
     name: 'Relying Party',
     redirectUris: [REDIRECT_URI],
     ...(parentId ? { parentId } : {}),
+    ...registration,
   });
   const config = await oidc.discovery(
     new URL(server.url),
     String(created.client_id),
-    created.client_secret!,
-    undefined,
+    created.client_secret ?? undefined,
+    created.client_secret === null ? oidc.None() : undefined,
     {
       execute: [oidc.allowInsecureRequests],
     },
   );
-  return { clientId: created.client_id, clientSecret: created.client_secret!, config };
+  return { clientId: created.client_id, clientSecret: created.client_secret ?? '', config };
 }
 
 export interface StartedLogin {
@@ -41,11 +46,25 @@ export interface StartedLogin {
 }
 
 /** The relying party's authorization URL (code flow, PKCE, state and nonce), as its app builds it. */
-export async function authorizationRequest(rp: RelyingParty, extra: Record<string, string> = {}) {
+export interface LoginOptions {
+  /** Push the request first (RFC 9126), as buildAuthorizationUrlWithPAR does, with this DPoP key if given. */
+  par?: boolean;
+  dpop?: oidc.DPoPHandle;
+}
+
+export async function authorizationRequest(
+  rp: RelyingParty,
+  extra: Record<string, string> = {},
+  options: LoginOptions = {},
+) {
   const verifier = oidc.randomPKCECodeVerifier();
   const nonce = oidc.randomNonce();
   const state = oidc.randomState();
-  const url = oidc.buildAuthorizationUrl(rp.config, {
+  const build = options.par
+    ? (params: Record<string, string>) =>
+        oidc.buildAuthorizationUrlWithPAR(rp.config, params, options.dpop ? { DPoP: options.dpop } : {})
+    : async (params: Record<string, string>) => oidc.buildAuthorizationUrl(rp.config, params);
+  const url = await build({
     redirect_uri: REDIRECT_URI,
     scope: 'openid',
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
@@ -62,8 +81,9 @@ export async function startLogin(
   _server: TestServer,
   rp: RelyingParty,
   extra: Record<string, string> = {},
+  options: LoginOptions = {},
 ): Promise<StartedLogin> {
-  const { url, verifier, nonce, state } = await authorizationRequest(rp, extra);
+  const { url, verifier, nonce, state } = await authorizationRequest(rp, extra, options);
   const response = await fetch(url, { redirect: 'manual' });
   if (response.status !== 303)
     throw new Error(`authorize answered ${response.status}: ${await response.text()}`);
@@ -137,8 +157,9 @@ export async function logInWithWallet(
   rp: RelyingParty,
   account: PrivateKeyAccount,
   extra: Record<string, string> = {},
+  options: LoginOptions = {},
 ) {
-  const started = await startLogin(server, rp, extra);
+  const started = await startLogin(server, rp, extra, options);
   const view = await interactionView(server, started.interactionPath);
   const signed = await signSiwe(account, view.body.siwe);
   const result = await postInteraction(server, started.interactionPath, 'login/wallet', signed);
