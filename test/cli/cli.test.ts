@@ -101,6 +101,58 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(await registered(), ['https://app.example/out']);
     });
 
+    test('--grant, --dpop-bound, --require-par and --public register what the token endpoint enforces', async () => {
+      const created = await coffer(
+        server,
+        ...['client', 'create', '--name', 'Native App', '--redirect-uri', 'com.example.app:/cb'],
+        ...['--public', '--grant', 'refresh_token', '--dpop-bound', '--require-par', '--json'],
+      );
+      assert.equal(created.code, 0, created.stderr);
+      const made = JSON.parse(created.stdout) as { client_id: number; client_secret: string | null };
+      assert.equal(made.client_secret, null, 'a public client gets no secret');
+      const row = () =>
+        server.database.db
+          .selectFrom('clients')
+          .select(['grant_types', 'dpop_bound', 'require_par', 'client_secret_hash'])
+          .where('client_id', '=', made.client_id)
+          .executeTakeFirstOrThrow();
+      assert.deepEqual(await row(), {
+        grant_types: '["authorization_code","refresh_token"]',
+        dpop_bound: 1,
+        require_par: 1,
+        client_secret_hash: null,
+      });
+      const set = await coffer(
+        server,
+        ...['client', 'set', String(made.client_id), '--dpop-bound', 'false', '--require-par', 'false'],
+      );
+      assert.equal(set.code, 0, set.stderr);
+      const cleared = await coffer(
+        server,
+        'client',
+        'set',
+        String(made.client_id),
+        '--grant',
+        'authorization_code',
+      );
+      assert.equal(cleared.code, 0, cleared.stderr);
+      assert.deepEqual(await row(), {
+        grant_types: '["authorization_code"]',
+        dpop_bound: 0,
+        require_par: 0,
+        client_secret_hash: null,
+      });
+      const unknown = await coffer(server, 'client', 'set', String(made.client_id), '--grant', 'password');
+      assert.notEqual(unknown.code, 0);
+      assert.match(unknown.stderr, /Unknown grant "password"/);
+      const notBoolean = await coffer(server, 'client', 'set', String(made.client_id), '--dpop-bound', 'yes');
+      assert.notEqual(notBoolean.code, 0);
+      assert.match(notBoolean.stderr, /--dpop-bound must be true or false/);
+      const rotate = await coffer(server, 'client', 'secret-rotate', String(made.client_id));
+      assert.notEqual(rotate.code, 0);
+      assert.match(rotate.stderr, /public client/);
+    });
+
     test('client set --verifier-metadata: stored for a verifier, refused for any other client', async () => {
       const dir = await mkdtemp(path.join(tmpdir(), 'coffer-cli-metadata-'));
       const file = path.join(dir, 'metadata.json');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
@@ -348,6 +348,98 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           await send({ method: 'GET', path, headers: { authorization: asHeader(`Bearer ${token}`) } });
         }
       }),
+      runs(300),
+    );
+  });
+
+  test('refresh grant, DPoP proofs and pushed authorization requests', async () => {
+    const key = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(key.publicKey);
+    const proofOf = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) =>
+      new SignJWT({ jti: String(Math.random()), iat: Math.floor(Date.now() / 1000), ...claims })
+        .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk, ...header })
+        .sign(key.privateKey);
+    const proofs = [
+      await proofOf({ htm: 'POST', htu: `${server.url}/v2/openidc/token` }),
+      await proofOf({ htm: 'GET', htu: `${server.url}/v2/openidc/user`, nonce: 'x' }),
+      await proofOf(
+        { htm: 'POST', htu: `${server.url}/v2/openidc/par` },
+        { jwk: await exportJWK(key.privateKey) },
+      ),
+      await proofOf({ htm: 'GET' }, { typ: 'JWT' }),
+      'eyJhbGciOiJub25lIn0.e30.',
+    ];
+    const dpopHeader = fc.oneof(fc.constantFrom(...proofs), nasty.map(asHeader));
+    const validRefresh = {
+      grant_type: 'refresh_token',
+      refresh_token: 'cfr_rt_unknown',
+      scope: 'openid',
+      client_id: String(rp.clientId),
+      client_secret: rp.clientSecret,
+    };
+    await check(
+      fc.asyncProperty(
+        mutated(validRefresh),
+        fc.boolean(),
+        fc.option(dpopHeader),
+        async (body, asForm, dpop) =>
+          send({
+            method: 'POST',
+            path: '/v2/openidc/token',
+            headers: {
+              'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+              ...(dpop === null ? {} : { dpop }),
+            },
+            body: asForm ? formOf(body) : JSON.stringify(body),
+          }),
+      ),
+      runs(600),
+    );
+    const validPush = {
+      client_id: String(rp.clientId),
+      client_secret: rp.clientSecret,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example/callback',
+      scope: 'openid offline_access',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      dpop_jkt: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    };
+    await check(
+      fc.asyncProperty(mutated(validPush), fc.boolean(), fc.option(dpopHeader), async (body, asForm, dpop) =>
+        send({
+          method: 'POST',
+          path: '/v2/openidc/par',
+          headers: {
+            'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+            ...(dpop === null ? {} : { dpop }),
+          },
+          body: asForm ? formOf(body) : JSON.stringify(body),
+        }),
+      ),
+      runs(600),
+    );
+    await check(
+      fc.asyncProperty(fc.oneof(fc.constantFrom(...forgedTokens), nasty), dpopHeader, async (token, dpop) => {
+        for (const path of ['/v2/openidc/user', '/v1/openidc/credentials']) {
+          await send({ method: 'GET', path, headers: { authorization: asHeader(`DPoP ${token}`), dpop } });
+        }
+      }),
+      runs(300),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          nasty,
+          nasty.map((text) => `urn:ietf:params:oauth:request_uri:${text}`),
+        ),
+        fc.oneof(fc.constant(String(rp.clientId)), nasty),
+        async (requestUri, clientId) =>
+          send({
+            method: 'GET',
+            path: `/v2/openidc/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`,
+          }),
+      ),
       runs(300),
     );
   });
