@@ -41,8 +41,22 @@ export interface VerifiedDpopProof {
 
 const seconds = (deps: DpopDeps) => Math.floor((deps.now ? deps.now() : Date.now()) / 1000);
 
+// Every DPoP request compares with two nonces; they change only every five minutes.
+const nonceCache = new WeakMap<Uint8Array, Map<number, string>>();
+
 function nonceOfPeriod(key: Uint8Array, period: number): string {
-  return createHmac('sha256', key).update(`dpop-nonce:${period}`).digest('base64url').slice(0, 32);
+  let byPeriod = nonceCache.get(key);
+  if (!byPeriod) {
+    byPeriod = new Map();
+    nonceCache.set(key, byPeriod);
+  }
+  let nonce = byPeriod.get(period);
+  if (nonce === undefined) {
+    nonce = createHmac('sha256', key).update(`dpop-nonce:${period}`).digest('base64url').slice(0, 32);
+    if (byPeriod.size > 4) byPeriod.clear();
+    byPeriod.set(period, nonce);
+  }
+  return nonce;
 }
 
 /** The nonce to hand out now (DPoP-Nonce). Stateless: an HMAC of the current five-minute period. */
