@@ -38,6 +38,22 @@ export interface OidcRouteDeps {
   store: EncryptedStore;
 }
 
+/** RFC 6749 §5.2: a failed HTTP Basic client authentication is answered with its challenge. */
+async function withBasicChallenge<T>(
+  credentials: { basic: boolean },
+  reply: FastifyReply,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (credentials.basic && error instanceof CofferError && error.code === 'invalid_client') {
+      reply.header('www-authenticate', 'Basic realm="coffer"');
+    }
+    throw error;
+  }
+}
+
 /** Discovery, keys, the authorization endpoint, the token endpoint and userinfo. */
 export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, deps) => {
   const { db } = deps.tokens;
@@ -166,21 +182,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const credentials = clientCredentialsOf(request.headers.authorization, request.body);
-      try {
-        const pushed = await pushAuthorizationRequest(
+      const pushed = await withBasicChallenge(credentials, reply, () =>
+        pushAuthorizationRequest(
           { db, limiter: deps.tokens.limiter, dpop: deps.tokens.dpop, issuer },
           credentials,
           request.body,
           dpopHeaderOf(request.headers.dpop),
           request.ip,
-        );
-        return reply.code(201).send(pushed);
-      } catch (error) {
-        if (credentials.basic && error instanceof CofferError && error.code === 'invalid_client') {
-          reply.header('www-authenticate', 'Basic realm="coffer"');
-        }
-        throw error;
-      }
+        ),
+      );
+      return reply.code(201).send(pushed);
     },
   );
 
@@ -200,9 +211,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const body = request.body;
       const client = clientCredentialsOf(request.headers.authorization, body);
-      try {
-        const dpop = dpopHeaderOf(request.headers.dpop);
-        const answer = await exchangeGrant(
+      const dpop = dpopHeaderOf(request.headers.dpop);
+      const answer = await withBasicChallenge(client, reply, () =>
+        exchangeGrant(
           deps.tokens,
           {
             grant_type: body.grant_type,
@@ -216,15 +227,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
             dpop,
           },
           request.ip,
-        );
-        if (dpop) reply.header('dpop-nonce', currentDpopNonce(deps.tokens.dpop));
-        return answer;
-      } catch (error) {
-        if (client.basic && error instanceof CofferError && error.code === 'invalid_client') {
-          reply.header('www-authenticate', 'Basic realm="coffer"');
-        }
-        throw error;
-      }
+        ),
+      );
+      if (dpop) reply.header('dpop-nonce', currentDpopNonce(deps.tokens.dpop));
+      return answer;
     },
   );
 
@@ -260,14 +266,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const credentials = clientCredentialsOf(request.headers.authorization, request.body);
-      try {
-        await revokeAccessToken(deps.tokens, credentials, request.body.token, request.ip);
-      } catch (error) {
-        if (credentials.basic && error instanceof CofferError && error.code === 'invalid_client') {
-          reply.header('www-authenticate', 'Basic realm="coffer"');
-        }
-        throw error;
-      }
+      await withBasicChallenge(credentials, reply, () =>
+        revokeAccessToken(deps.tokens, credentials, request.body.token, request.ip),
+      );
       return {};
     },
   );
