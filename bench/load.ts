@@ -20,6 +20,8 @@ export interface LoadOptions {
   body?: string;
   /** Builds each request afresh (e.g. a new body per request). */
   setupRequest?: (request: Request) => Request;
+  /** Sees each answer's status and headers (e.g. to keep a rotating DPoP nonce). */
+  onResponse?: (status: number, headers: Record<string, string>) => void;
 }
 
 /** One bounded autocannon run against 127.0.0.1. */
@@ -34,7 +36,25 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
     method: options.method ?? 'GET',
     headers: options.headers,
     body: options.body,
-    ...(options.setupRequest ? { requests: [{ setupRequest: options.setupRequest }] } : {}),
+    ...(options.setupRequest
+      ? {
+          requests: [
+            {
+              setupRequest: options.setupRequest,
+              ...(options.onResponse
+                ? {
+                    onResponse: (
+                      status: number,
+                      _body: string,
+                      _context: object,
+                      headers: Request['headers'],
+                    ) => options.onResponse!(status, (headers ?? {}) as Record<string, string>),
+                  }
+                : {}),
+            },
+          ],
+        }
+      : {}),
   });
   return {
     requestsPerSecond: result.requests.total / options.duration,

@@ -47,7 +47,7 @@ const { values } = parseArgs({
 
 // Not the per-scenario HTTP table: the first two run in this process, oid4vp and oid4vci their own
 // server beside a verifier or an issuer.
-const IN_PROCESS = ['bbs', 'bbs-2023', 'oid4vp', 'oid4vci'];
+const IN_PROCESS = ['bbs', 'bbs-2023', 'oid4vp', 'oid4vci', 'refresh-dpop'];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
 if (names.includes('bbs')) {
@@ -83,6 +83,17 @@ if (names.includes('oid4vci')) {
     });
     console.log(`${result.table}\nserver peak RSS: ${result.peakRssMiB.toFixed(0)} MiB\n`);
   }
+}
+
+if (names.includes('refresh-dpop')) {
+  const { runRefreshDpopBenchmark } = await import('./refresh-dpop.ts');
+  const postgresUrl = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const table = await runRefreshDpopBenchmark({
+    databaseUrls: databases.map((d) => (d === 'postgres' ? postgresUrl : undefined)),
+    duration,
+    connections: connectionCounts,
+  });
+  console.log(`${table}\n`);
 }
 
 const rows: string[][] = [];

@@ -25,6 +25,7 @@ import { createEmailIndex } from '../../src/keys/blind-index.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { hashSecret } from '../../src/keys/secrets.ts';
 import { issueAuthorizationCode } from '../../src/oidc/authorization.ts';
+import { issueRefreshToken } from '../../src/oidc/refresh-tokens.ts';
 import { createEncryptedStore } from '../../src/storage/index.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
 import { createUserInserter } from '../../src/users/user-repository.ts';
@@ -59,7 +60,11 @@ async function prepare(): Promise<State> {
   const masterKey = randomBytes(32);
   const database = openDatabase({ databaseUrl, dataDir });
   await migrateToLatest(database.db, database.dialect);
-  const client = await createClient(database.db, { name: 'anchor', redirectUris: [REDIRECT_URI] });
+  const client = await createClient(database.db, {
+    name: 'anchor',
+    redirectUris: [REDIRECT_URI],
+    grantTypes: ['refresh_token'],
+  });
   await database.db
     .updateTable('clients')
     .set({ client_secret_hash: hashSecret(ANCHOR_SECRET) })
@@ -84,6 +89,8 @@ async function prepare(): Promise<State> {
 async function serve(state: State): Promise<void> {
   const config = readConfig({
     PORT: process.env['PORT'] ?? '0',
+    // DPoP proofs name the URL they are made for (htu).
+    PUBLIC_URL: `http://127.0.0.1:${process.env['PORT'] ?? '0'}`,
     DATA_DIR: state.dataDir,
     LOG_LEVEL: 'warn',
     MASTER_KEY: state.masterKey,
@@ -149,6 +156,36 @@ async function serve(state: State): Promise<void> {
         .execute();
     });
     return { codes };
+  });
+
+  // Refresh tokens as a log-in with offline_access leaves them (bench/refresh-dpop.ts).
+  app.post('/__bench/mint-refresh', async (request) => {
+    const n = Math.min(200_000, Number((request.query as { n?: string }).n ?? 1));
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const tokens: string[] = [];
+    await database.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < n; i++) {
+        const user = users[i % users.length]!;
+        tokens.push(
+          await issueRefreshToken(
+            tx,
+            {
+              clientId: state.clientId,
+              userId: user.user_id,
+              scope: 'openid offline_access',
+              authTime: nowSeconds,
+              loginType: 'wallet',
+              did: user.did,
+              walletAddress: user.wallet_address,
+              jkt: null,
+            },
+            nowSeconds,
+            86400,
+          ),
+        );
+      }
+    });
+    return { refresh_tokens: tokens };
   });
 
   await app.listen({ host: '127.0.0.1', port: config.port });
