@@ -63,7 +63,11 @@ async function proofKey(): Promise<ProofKey> {
 
 async function startProcess(name: string, script: string, env: Record<string, string>) {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, script)], {
+  // BENCH_CPU_PROFILE=DIR writes a V8 CPU profile of each server there, as bench/server.ts does.
+  const profile = process.env['BENCH_CPU_PROFILE']
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROFILE']}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, path.join(root, script)], {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
