@@ -20,7 +20,7 @@ export interface LoadOptions {
   body?: string;
   /** Builds each request afresh (e.g. a new body per request). */
   setupRequest?: (request: Request) => Request;
-  /** Sees each answer's status and headers (e.g. to keep a rotating DPoP nonce). */
+  /** Sees each answer's status and headers, names in lower case (e.g. to keep a rotating DPoP nonce). */
   onResponse?: (status: number, headers: Record<string, string>) => void;
 }
 
@@ -48,7 +48,7 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
                       _body: string,
                       _context: object,
                       headers: Request['headers'],
-                    ) => options.onResponse!(status, (headers ?? {}) as Record<string, string>),
+                    ) => options.onResponse!(status, lowerCaseKeys(headers ?? {})),
                   }
                 : {}),
             },
@@ -65,4 +65,11 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors + result.timeouts,
     total: result.requests.total,
   };
+}
+
+// autocannon hands over the names as the server wrote them.
+function lowerCaseKeys(headers: Request['headers']): Record<string, string> {
+  const lower: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) lower[name.toLowerCase()] = String(value);
+  return lower;
 }

@@ -92,6 +92,7 @@ if (names.includes('refresh-dpop')) {
     databaseUrls: databases.map((d) => (d === 'postgres' ? postgresUrl : undefined)),
     duration,
     connections: connectionCounts,
+    warmup,
   });
   console.log(`${table}\n`);
 }

@@ -63,7 +63,7 @@ async function prepare(): Promise<State> {
   const client = await createClient(database.db, {
     name: 'anchor',
     redirectUris: [REDIRECT_URI],
-    grantTypes: ['refresh_token'],
+    grantTypes: ['authorization_code', 'refresh_token'],
   });
   await database.db
     .updateTable('clients')
