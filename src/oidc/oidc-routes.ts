@@ -38,6 +38,9 @@ export interface OidcRouteDeps {
   store: EncryptedStore;
 }
 
+/** OAuth endpoints take the form bodies of their RFCs, and JSON (the contract's token request). */
+const OAUTH_BODIES = ['application/x-www-form-urlencoded', 'application/json'];
+
 /** RFC 6749 §5.2: a failed HTTP Basic client authentication is answered with its challenge. */
 async function withBasicChallenge<T>(
   credentials: { basic: boolean },
@@ -175,6 +178,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
         summary: 'Pushed authorization request (RFC 9126)',
         description:
           'The parameters of an authorization request, form-encoded, with client authentication as at the token endpoint. The answer names a request_uri to send to the authorization endpoint with client_id, once, within 60 s. A DPoP header binds the code to its key (RFC 9449 §10.1).',
+        consumes: OAUTH_BODIES,
         body: PushedRequestBody,
         response: { 201: PushedRequestResponse, ...errorResponses(400, 401, 413, 415, 429) },
       },
@@ -203,6 +207,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
         summary: 'Exchange a one-time code or a refresh token for an access token and an identity token',
         description:
           'JSON (the contract) or application/x-www-form-urlencoded (RFC 6749). Client authentication in the body or with HTTP Basic (public clients: client_id only). grant_type authorization_code or refresh_token (rotated at every use; a reused one revokes its family). A DPoP header (RFC 9449) binds the access token to its key: token_type DPoP.',
+        consumes: OAUTH_BODIES,
         body: TokenRequestBody,
         response: { 200: TokenResponseBody, ...errorResponses(400, 401, 413, 415, 429) },
       },
@@ -259,6 +264,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
         summary: 'Revoke an access token (RFC 7009)',
         description:
           "Form-encoded (RFC 7009) or JSON; client authentication as at the token endpoint. 200 whether or not the token was known, valid or the client's own; only a token of the authenticated client is revoked. Userinfo and the credential endpoints refuse a revoked token at once, on every instance sharing the database.",
+        consumes: OAUTH_BODIES,
         body: RevocationBody,
         response: { 200: Type.Object({}), ...errorResponses(400, 401, 413, 415, 429) },
       },
@@ -318,7 +324,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
   );
   app.post(
     OIDC_PATHS.endSession,
-    { schema: { ...endSessionSchema('form body'), body: EndSessionParams } },
+    { schema: { ...endSessionSchema('form body'), consumes: OAUTH_BODIES, body: EndSessionParams } },
     async (request, reply) => endSessionHandler(request.body, request, reply),
   );
 };

@@ -21,36 +21,15 @@ export interface RefreshGrant {
   walletAddress: string | null;
   /** The DPoP key the token is bound to (public clients), else null. */
   jkt: string | null;
-  /** The access token issued beside it; revoked with the family. */
+  /** The jti of the access token issued beside it (revoked with the family); else derived from the token. */
   accessJti?: string;
+  /** The family to start; else a random one. */
+  familyId?: string;
 }
 
 /** The jti of an access token issued beside a refresh token, derived so the family can name it. */
 export const jtiForRefreshToken = (tokenHash: string) =>
   createHash('sha256').update(`jti:rt:${tokenHash}`).digest('base64url');
-
-function newRow(grant: RefreshGrant, family: { id: string; expiresAt: number }, nowSeconds: number) {
-  const token = generateSecret('refresh_token');
-  const tokenHash = hashSecret(token);
-  const row: RefreshTokenRow = {
-    token_hash: tokenHash,
-    family_id: family.id,
-    client_id: grant.clientId,
-    user_id: grant.userId,
-    scope: grant.scope,
-    auth_time: grant.authTime,
-    login_type: grant.loginType,
-    did: grant.did,
-    wallet_address: grant.walletAddress,
-    jkt: grant.jkt,
-    access_jti: grant.accessJti ?? randomBytes(16).toString('base64url'),
-    created_at: nowSeconds,
-    expires_at: family.expiresAt,
-    used_at: null,
-    revoked_at: null,
-  };
-  return { token, row };
-}
 
 /** Starts a family: the first refresh token of a log-in. */
 export async function issueRefreshToken(
@@ -59,9 +38,28 @@ export async function issueRefreshToken(
   nowSeconds: number,
   ttlSeconds: number,
 ): Promise<string> {
-  const family = { id: randomBytes(16).toString('base64url'), expiresAt: nowSeconds + ttlSeconds };
-  const { token, row } = newRow(grant, family, nowSeconds);
-  await db.insertInto('refresh_tokens').values(row).execute();
+  const token = generateSecret('refresh_token');
+  const tokenHash = hashSecret(token);
+  await db
+    .insertInto('refresh_tokens')
+    .values({
+      token_hash: tokenHash,
+      family_id: grant.familyId ?? randomBytes(16).toString('base64url'),
+      client_id: grant.clientId,
+      user_id: grant.userId,
+      scope: grant.scope,
+      auth_time: grant.authTime,
+      login_type: grant.loginType,
+      did: grant.did,
+      wallet_address: grant.walletAddress,
+      jkt: grant.jkt,
+      access_jti: grant.accessJti ?? jtiForRefreshToken(tokenHash),
+      created_at: nowSeconds,
+      expires_at: nowSeconds + ttlSeconds,
+      used_at: null,
+      revoked_at: null,
+    })
+    .execute();
   return token;
 }
 
@@ -69,28 +67,27 @@ export async function findRefreshToken(db: Kysely<Database>, tokenHash: string) 
   return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
 }
 
-export interface Rotation {
-  used: RefreshTokenRow;
-  /** The successor's access token jti is derived from its hash. */
-  successor: { token: string; tokenHash: string };
+/** The successor of a rotated token; its access token's jti is derived from its hash. */
+export interface Successor {
+  token: string;
+  tokenHash: string;
 }
 
 export type RefreshTokenRotator = (
   used: RefreshTokenRow,
-  grant: RefreshGrant,
   nowSeconds: number,
-) => Promise<Rotation | undefined>;
+) => Promise<Successor | undefined>;
 
 /**
- * Marks a token used and inserts its successor in one transaction. The mark is a conditional
- * update, so of many concurrent uses (on one instance or several) exactly one gets a successor;
- * the others get undefined and treat it as reuse.
+ * Marks a token used and inserts its successor (the same grant, family and end) in one
+ * transaction. The mark is a conditional update, so of many concurrent uses (on one instance or
+ * several) exactly one gets a successor; the others get undefined and treat it as reuse.
  */
 export function createRefreshTokenRotator(db: Kysely<Database>, dialect: Dialect): RefreshTokenRotator {
   const rotate = async (
     tx: Kysely<Database>,
-    item: { used: RefreshTokenRow; grant: RefreshGrant; nowSeconds: number },
-  ): Promise<Rotation | undefined> => {
+    item: { used: RefreshTokenRow; nowSeconds: number },
+  ): Promise<Successor | undefined> => {
     const marked = await tx
       .updateTable('refresh_tokens')
       .set({ used_at: item.nowSeconds })
@@ -100,20 +97,25 @@ export function createRefreshTokenRotator(db: Kysely<Database>, dialect: Dialect
       .returningAll()
       .executeTakeFirst();
     if (!marked) return undefined;
-    const successor = newRow(
-      { ...item.grant, accessJti: '' },
-      { id: marked.family_id, expiresAt: marked.expires_at },
-      item.nowSeconds,
-    );
-    successor.row.access_jti = jtiForRefreshToken(successor.row.token_hash);
-    await tx.insertInto('refresh_tokens').values(successor.row).execute();
-    return { used: marked, successor: { token: successor.token, tokenHash: successor.row.token_hash } };
+    const token = generateSecret('refresh_token');
+    const tokenHash = hashSecret(token);
+    await tx
+      .insertInto('refresh_tokens')
+      .values({
+        ...marked,
+        token_hash: tokenHash,
+        access_jti: jtiForRefreshToken(tokenHash),
+        created_at: item.nowSeconds,
+        used_at: null,
+      })
+      .execute();
+    return { token, tokenHash };
   };
   const write =
     dialect === 'postgres'
       ? (item: Parameters<typeof rotate>[1]) => db.transaction().execute((tx) => rotate(tx, item))
       : createGroupCommit(db, dialect, rotate);
-  return (used, grant, nowSeconds) => write({ used, grant, nowSeconds });
+  return (used, nowSeconds) => write({ used, nowSeconds });
 }
 
 /**

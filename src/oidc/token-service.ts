@@ -152,7 +152,7 @@ async function exchangeCode(
         jtiForCode(codeHash),
         (used.consumed_at ?? nowSeconds) + deps.accessTokenTtl,
       );
-      await revokeFamilyOfCode(deps, codeHash, nowSeconds);
+      await revokeRefreshFamily(deps.db, familyOfCode(codeHash), nowSeconds, deps.accessTokenTtl);
       throw invalidGrant('The code has already been used; the tokens issued from it are revoked.');
     }
     throw invalidGrant('The code is not valid.');
@@ -167,21 +167,12 @@ async function exchangeCode(
   if (code.dpop_jkt !== null && code.dpop_jkt !== jkt)
     throw invalidGrant('The code is bound to another DPoP key (dpop_jkt).');
 
-  const grant: TokenGrant = {
-    issuer: deps.issuer,
-    clientId: String(client.client_id),
-    subject: String(code.user_id),
-    scope: code.scope,
-    authTime: code.auth_time,
-    nonce: code.nonce,
-    loginType: code.login_type,
-    ethAddress: code.wallet_address ? getAddress(code.wallet_address) : null,
-    didWalletAddress: code.did,
-    jti: jtiForCode(codeHash),
-    lifetimeSeconds: deps.accessTokenTtl,
-    jkt,
-  };
-  const response = await tokenResponse(deps, grant, nowSeconds);
+  const response = await tokenResponse(
+    deps,
+    code,
+    { scope: code.scope, nonce: code.nonce, jti: jtiForCode(codeHash), jkt },
+    nowSeconds,
+  );
   if (offersRefresh(client, code.scope)) {
     response.refresh_token = await issueRefreshToken(
       deps.db,
@@ -194,7 +185,8 @@ async function exchangeCode(
         did: code.did,
         walletAddress: code.wallet_address,
         jkt: isPublic(client) ? jkt : null,
-        accessJti: familyMarkOfCode(codeHash),
+        accessJti: jtiForCode(codeHash),
+        familyId: familyOfCode(codeHash),
       },
       nowSeconds,
       deps.refreshTokenTtl,
@@ -203,20 +195,9 @@ async function exchangeCode(
   return response;
 }
 
-/**
- * The first token of a family carries the code's access-token jti; a code replay finds the
- * family through it. (Its own access token is revoked by jtiForCode already.)
- */
-const familyMarkOfCode = (codeHash: string) => jtiForCode(codeHash);
-
-async function revokeFamilyOfCode(deps: TokenDeps, codeHash: string, nowSeconds: number) {
-  const first = await deps.db
-    .selectFrom('refresh_tokens')
-    .select('family_id')
-    .where('access_jti', '=', familyMarkOfCode(codeHash))
-    .executeTakeFirst();
-  if (first) await revokeRefreshFamily(deps.db, first.family_id, nowSeconds, deps.accessTokenTtl);
-}
+/** A code's refresh-token family is named after the code, so a replay of the code finds it. */
+const familyOfCode = (codeHash: string) =>
+  createHash('sha256').update(`family:${codeHash}`).digest('base64url');
 
 const isPublic = (client: Client) => client.client_secret_hash === null;
 const offersRefresh = (client: Client, scope: string) =>
@@ -243,41 +224,16 @@ async function exchangeRefreshToken(
     throw invalidGrant('The refresh token is bound to another DPoP key; send a proof made with that key.');
   const scope = narrowedScope(row.scope, request.scope);
 
-  const rotation = await deps.rotateRefreshToken(
-    row,
-    {
-      clientId: row.client_id,
-      userId: row.user_id,
-      scope: row.scope,
-      authTime: row.auth_time,
-      loginType: row.login_type,
-      did: row.did,
-      walletAddress: row.wallet_address,
-      jkt: row.jkt,
-    },
-    nowSeconds,
-  );
-  if (!rotation) return reuse(deps, row.family_id, nowSeconds);
+  const successor = await deps.rotateRefreshToken(row, nowSeconds);
+  if (!successor) return reuse(deps, row.family_id, nowSeconds);
   const response = await tokenResponse(
     deps,
-    {
-      issuer: deps.issuer,
-      clientId: String(client.client_id),
-      subject: String(row.user_id),
-      scope,
-      authTime: row.auth_time,
-      // OIDC Core §12.2: a refreshed identity token has no nonce.
-      nonce: null,
-      loginType: row.login_type,
-      ethAddress: row.wallet_address ? getAddress(row.wallet_address) : null,
-      didWalletAddress: row.did,
-      jti: jtiForRefreshToken(rotation.successor.tokenHash),
-      lifetimeSeconds: deps.accessTokenTtl,
-      jkt,
-    },
+    row,
+    // OIDC Core §12.2: a refreshed identity token has no nonce.
+    { scope, nonce: null, jti: jtiForRefreshToken(successor.tokenHash), jkt },
     nowSeconds,
   );
-  response.refresh_token = rotation.successor.token;
+  response.refresh_token = successor.token;
   return response;
 }
 
@@ -297,7 +253,33 @@ function narrowedScope(granted: string, requested: string | undefined): string {
   return grantedScopes.filter((s) => asked.includes(s)).join(' ');
 }
 
-async function tokenResponse(deps: TokenDeps, grant: TokenGrant, nowSeconds: number): Promise<TokenResponse> {
+/** What a code or a refresh token remembers of the log-in; both rows name it alike. */
+interface LogIn {
+  client_id: number;
+  user_id: number;
+  auth_time: number;
+  login_type: string;
+  did: string;
+  wallet_address: string | null;
+}
+
+async function tokenResponse(
+  deps: TokenDeps,
+  login: LogIn,
+  issued: Pick<TokenGrant, 'scope' | 'nonce' | 'jti' | 'jkt'>,
+  nowSeconds: number,
+): Promise<TokenResponse> {
+  const grant: TokenGrant = {
+    ...issued,
+    issuer: deps.issuer,
+    clientId: String(login.client_id),
+    subject: String(login.user_id),
+    authTime: login.auth_time,
+    loginType: login.login_type,
+    ethAddress: login.wallet_address ? getAddress(login.wallet_address) : null,
+    didWalletAddress: login.did,
+    lifetimeSeconds: deps.accessTokenTtl,
+  };
   const tokens = await signTokens(deps.keys, grant, nowSeconds);
   return {
     scope: grant.scope,

@@ -43,6 +43,15 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(metadata.require_pushed_authorization_requests, false);
     });
 
+    test('/openapi.json describes the endpoint and the refresh grant, form bodies included', async () => {
+      const paths = (await server.request('GET', '/openapi.json')).body.paths;
+      const par = paths['/v2/openidc/par'].post;
+      assert.ok(par.responses['201']);
+      assert.ok(par.requestBody.content['application/x-www-form-urlencoded']);
+      const token = paths['/v2/openidc/token'].post.requestBody.content['application/x-www-form-urlencoded'];
+      assert.ok(token.schema.properties.refresh_token);
+    });
+
     test('a pushed request logs the person in like a plain one', async () => {
       const login = await logInWithWallet(server, rp, person(), {}, { par: true });
       const tokens = await exchange(rp, login);
