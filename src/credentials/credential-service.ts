@@ -100,10 +100,12 @@ async function subjectOf(deps: CredentialDeps, caller: ApiCaller, subject: strin
  * did:key, the key names one account in the whole deployment, whichever tenant stores for it.
  */
 async function keyHolderOf(deps: CredentialDeps, jwk: JsonWebKey): Promise<UserIdentity> {
-  const hosted =
+  // Anything but a public 32-byte Ed25519 key cannot be a hosted one (the value may be any bytes).
+  const x =
     jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string' && jwk.d === undefined
-      ? await findUserByDid(deps.db, didKeyFromEd25519PublicKey(Buffer.from(jwk.x, 'base64url')))
+      ? Buffer.from(jwk.x, 'base64url')
       : undefined;
+  const hosted = x?.length === 32 ? await findUserByDid(deps.db, didKeyFromEd25519PublicKey(x)) : undefined;
   if (!hosted) throw rejected("its holder key (cnf / deviceKey) is not a user's hosted holder key");
   return hosted;
 }

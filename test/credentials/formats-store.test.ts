@@ -183,6 +183,9 @@ for (const kind of DATABASE_KINDS) {
       await refused(forged, /signature does not verify/);
       const stranger = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
       await refused(await issueSdJwtVc(identity, { holderJwk: stranger }), /not a user's hosted holder key/);
+      // A holder key of the wrong size (found by the fuzz suite: it was a 500).
+      const shortKey = { ...stranger, x: Buffer.alloc(31, 7).toString('base64url') };
+      await refused(await issueSdJwtVc(identity, { holderJwk: shortKey }), /not a user's hosted holder key/);
       await refused(
         await issueSdJwtVc(identity, { holderJwk, exp: Math.floor(Date.now() / 1000) - 3600 }),
         /expired/,
