@@ -1,36 +1,72 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { createBatcher } from './batcher.ts';
 import { type Dialect, isUniqueViolation } from './dialect.ts';
+import { SQLITE_DURABLE_SYNCHRONOUS } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
 type Outcome<R> = { value: R } | { error: unknown };
 
 /**
+ * What an acknowledged write survives.
+ * - `power-loss` (the default): the commit waits for the disk (SQLite `synchronous=FULL`,
+ *   PostgreSQL `synchronous_commit=on`). For everything a person or an app handed over.
+ * - `process-crash`: the commit is in the operating system (SQLite WAL with `synchronous=NORMAL`,
+ *   PostgreSQL `synchronous_commit=off`) and reaches the disk with the next durable commit, the
+ *   next checkpoint or within a second; a crash of Coffer or of PostgreSQL's backend loses nothing,
+ *   a power cut or kernel crash may undo the last of these commits, never a durable one and never
+ *   half of one. Only for single-use marks that expire within minutes (DPoP proof ids, code and
+ *   refresh token consumption); the README ("Durability") says what a power cut can undo.
+ */
+export type Durability = 'power-loss' | 'process-crash';
+
+/**
  * A write (an insert, or a conditional update) for many concurrent requests. On SQLite the writes
- * waiting at one turn of the event loop share one transaction, so one fsync makes them all durable (group commit), and the event
- * loop, which SQLite's commit blocks, waits for that fsync once per batch instead of once per row.
- * A unique violation fails only its own write: SQLite undoes the failing statement and keeps the
- * transaction. PostgreSQL commits concurrent transactions together by itself.
+ * waiting at one turn of the event loop share one transaction, so one fsync makes them all durable
+ * (group commit), and the event loop, which SQLite's commit blocks, waits for that fsync once per
+ * batch instead of once per row. A unique violation fails only its own write: SQLite undoes the
+ * failing statement and keeps the transaction. PostgreSQL commits concurrent transactions together
+ * by itself.
  */
 export function createGroupCommit<Row, Result>(
   db: Kysely<Database>,
   dialect: Dialect,
   write: (db: Kysely<Database>, row: Row) => Promise<Result>,
+  options: { durability?: Durability } = {},
 ): (row: Row) => Promise<Result> {
-  if (dialect === 'postgres') return (row) => write(db, row);
-  const batch = createBatcher<Row, Outcome<Result>>((rows) =>
-    db.transaction().execute(async (tx) => {
-      const outcomes: Outcome<Result>[] = [];
-      for (const row of rows) {
-        try {
-          outcomes.push({ value: await write(tx, row) });
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-          outcomes.push({ error });
-        }
+  const relaxed = options.durability === 'process-crash';
+  if (dialect === 'postgres') {
+    if (!relaxed) return (row) => write(db, row);
+    return (row) =>
+      db.transaction().execute(async (tx) => {
+        await sql`SET LOCAL synchronous_commit = off`.execute(tx);
+        return write(tx, row);
+      });
+  }
+  const writeAll = (tx: Kysely<Database>) => async (rows: Row[]) => {
+    const outcomes: Outcome<Result>[] = [];
+    for (const row of rows) {
+      try {
+        outcomes.push({ value: await write(tx, row) });
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        outcomes.push({ error });
       }
-      return outcomes;
-    }),
+    }
+    return outcomes;
+  };
+  const batch = createBatcher<Row, Outcome<Result>>((rows) =>
+    relaxed
+      ? // The setting is the connection's: change it and restore it while holding the connection,
+        // so no other transaction commits under it.
+        db.connection().execute(async (connection) => {
+          await sql`PRAGMA synchronous = NORMAL`.execute(connection);
+          try {
+            return await connection.transaction().execute((tx) => writeAll(tx)(rows));
+          } finally {
+            await sql.raw(`PRAGMA synchronous = ${SQLITE_DURABLE_SYNCHRONOUS}`).execute(connection);
+          }
+        })
+      : db.transaction().execute((tx) => writeAll(tx)(rows)),
   );
   return async (row) => {
     const outcome = await batch(row);

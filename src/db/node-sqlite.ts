@@ -3,6 +3,9 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 type Parameters = ReadonlyArray<unknown>;
 
+/** Every commit waits for the disk unless a write asks otherwise (group-commit.ts, `Durability`). */
+export const SQLITE_DURABLE_SYNCHRONOUS = 'FULL';
+
 /**
  * Adapts `node:sqlite` to the synchronous database interface that Kysely's SqliteDialect drives
  * (the better-sqlite3 shape). Prepared statements are cached by SQL text: Kysely compiles the
@@ -12,7 +15,7 @@ export function openNodeSqlite(file: string): SqliteDatabase & { raw: DatabaseSy
   const db = new DatabaseSync(file);
   // WAL with synchronous=FULL: a committed transaction survives power loss, readers never block the writer.
   db.exec('PRAGMA journal_mode = WAL');
-  db.exec('PRAGMA synchronous = FULL');
+  db.exec(`PRAGMA synchronous = ${SQLITE_DURABLE_SYNCHRONOUS}`);
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');
 

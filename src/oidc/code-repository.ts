@@ -35,10 +35,18 @@ export type CodeConsumer = (
   nowSeconds: number,
 ) => Promise<AuthorizationCodeRow | undefined>;
 
-/** consumeAuthorizationCode for many concurrent requests, committed together (group-commit.ts). */
+/**
+ * consumeAuthorizationCode for many concurrent requests, committed together (group-commit.ts)
+ * without waiting for the disk: a code lives 60 s, so only a power cut within a second of its
+ * exchange could make it usable again, and only by its client (README, "Durability").
+ */
 export function createCodeConsumer(db: Kysely<Database>, dialect: Dialect): CodeConsumer {
-  const consume = createGroupCommit(db, dialect, (tx, item: { codeHash: string; nowSeconds: number }) =>
-    consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds),
+  const consume = createGroupCommit(
+    db,
+    dialect,
+    (tx, item: { codeHash: string; nowSeconds: number }) =>
+      consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds),
+    { durability: 'process-crash' },
   );
   return (codeHash, nowSeconds) => consume({ codeHash, nowSeconds });
 }
