@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject, randomBytes } from 'node:crypto';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import { now } from '../db/dialect.ts';
@@ -15,12 +15,15 @@ export interface SigningKey {
   kid: string;
   alg: 'ES256';
   privateKey: CryptoKey;
+  /** The same key for node:crypto (compact-jws.ts signs the tokens with it, synchronously). */
+  privateKeyObject: KeyObject;
   publicJwk: JWK;
 }
 
 export interface PublishedKey {
   kid: string;
   publicKey: CryptoKey;
+  publicKeyObject: KeyObject;
   publicJwk: JWK;
 }
 
@@ -105,6 +108,7 @@ export function createKeyRing(
         kid: row.kid,
         publicJwk,
         publicKey: (await importJWK(publicJwk, 'ES256')) as CryptoKey,
+        publicKeyObject: createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }),
       });
     }
     const active = rows.find((r) => r.retire_after === null)!;
@@ -113,6 +117,7 @@ export function createKeyRing(
       kid: active.kid,
       alg: 'ES256',
       privateKey: (await importJWK(privateJwk, 'ES256')) as CryptoKey,
+      privateKeyObject: createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' }),
       publicJwk: published.get(active.kid)!.publicJwk,
     };
     return { at: Date.now(), signing, published };

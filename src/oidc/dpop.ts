@@ -1,6 +1,14 @@
-import { createHash, createHmac } from 'node:crypto';
-import { calculateJwkThumbprint, EmbeddedJWK, type JWK, errors as joseErrors, jwtVerify } from 'jose';
+import { createHash, createHmac, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import { CofferError } from '../errors.ts';
+import {
+  type DecodedJws,
+  decodeCompactJws,
+  isJwsAlgorithm,
+  type JwsAlgorithm,
+  publicKeyFromJwk,
+  verifyJwsSignature,
+} from '../keys/compact-jws.ts';
 
 /**
  * DPoP proofs (RFC 9449 §4.3), checked the same way at the token endpoint, at PAR and at every
@@ -8,7 +16,7 @@ import { CofferError } from '../errors.ts';
  */
 
 /** Asymmetric algorithms only (§4.2); discovery publishes the same list. */
-export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'PS256'];
+export const DPOP_ALGORITHMS: JwsAlgorithm[] = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256'];
 
 /** How far a proof's iat may be from now, either way (DESIGN.md: 60 s). */
 export const DPOP_IAT_WINDOW = 60;
@@ -98,29 +106,64 @@ export function dpopHeaderOf(header: string | string[] | undefined): string | un
   return header.trim();
 }
 
+/** What a proof header yields once checked: the same for every proof a client makes with its key. */
+interface ProofHeader {
+  alg: JwsAlgorithm;
+  key: KeyObject;
+  jkt: string;
+}
+
+// Clients sign proof after proof with one key, so the header segment repeats byte for byte; its
+// parse, key import and thumbprint are kept (a bounded map; the oldest entry leaves first).
+const proofHeaders = new Map<string, ProofHeader>();
+const MAX_PROOF_HEADERS = 2048;
+
+async function proofHeaderOf(decoded: DecodedJws): Promise<ProofHeader> {
+  const known = proofHeaders.get(decoded.encodedHeader);
+  if (known) return known;
+  const { header } = decoded;
+  if (header['typ'] !== 'dpop+jwt') throw invalidProof('The DPoP proof must have typ dpop+jwt.');
+  const alg = header['alg'];
+  if (!isJwsAlgorithm(alg) || !DPOP_ALGORITHMS.includes(alg))
+    throw invalidProof(`The DPoP proof's alg must be one of ${DPOP_ALGORITHMS.join(', ')}.`);
+  const jwk = header['jwk'];
+  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk))
+    throw invalidProof('The DPoP proof header must carry its public key (jwk).');
+  if (PRIVATE_MEMBERS.some((member) => member in jwk))
+    throw invalidProof('The DPoP proof header must carry a public key only.');
+  let key: KeyObject;
+  let jkt: string;
+  try {
+    key = publicKeyFromJwk(jwk);
+    jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');
+  } catch {
+    throw invalidProof('The DPoP proof header carries no usable public key.');
+  }
+  const checked = { alg, key, jkt };
+  if (proofHeaders.size >= MAX_PROOF_HEADERS) proofHeaders.delete(proofHeaders.keys().next().value!);
+  proofHeaders.set(decoded.encodedHeader, checked);
+  return checked;
+}
+
 export async function verifyDpopProof(
   deps: DpopDeps,
   proof: string,
   expected: DpopExpectation,
 ): Promise<VerifiedDpopProof> {
-  if (proof.length > MAX_PROOF_LENGTH || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(proof)) {
+  if (proof.length > MAX_PROOF_LENGTH) throw invalidProof('The DPoP proof is not a compact JWS.');
+  let decoded: DecodedJws;
+  try {
+    decoded = decodeCompactJws(proof);
+  } catch {
     throw invalidProof('The DPoP proof is not a compact JWS.');
   }
-  let payload: Record<string, unknown>;
-  let jwk: JWK;
+  const { alg, key, jkt } = await proofHeaderOf(decoded);
   try {
-    const verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: DPOP_ALGORITHMS });
-    payload = verified.payload;
-    jwk = verified.protectedHeader.jwk as JWK;
-  } catch (error) {
-    if (error instanceof joseErrors.JOSEAlgNotAllowed)
-      throw invalidProof(`The DPoP proof's alg must be one of ${DPOP_ALGORITHMS.join(', ')}.`);
-    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'typ')
-      throw invalidProof('The DPoP proof must have typ dpop+jwt.');
+    verifyJwsSignature(decoded, alg, key);
+  } catch {
     throw invalidProof('The DPoP proof does not verify with the key in its header.');
   }
-  if (PRIVATE_MEMBERS.some((member) => member in jwk))
-    throw invalidProof('The DPoP proof header must carry a public key only.');
+  const { payload } = decoded;
   if (typeof payload['jti'] !== 'string' || payload['jti'].length === 0 || payload['jti'].length > 256)
     throw invalidProof('The DPoP proof needs a jti of 1–256 characters.');
   if (payload['htm'] !== expected.method)
@@ -138,7 +181,6 @@ export async function verifyDpopProof(
       headers: { 'dpop-nonce': currentDpopNonce(deps) },
     });
   }
-  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
   const proofKey = createHash('sha256').update(`${jkt}:${payload['jti']}`).digest('base64url');
   if (!(await deps.recordProof(proofKey, Math.floor(iat) + DPOP_IAT_WINDOW + 1)))
     throw invalidProof('This DPoP proof has been used already.');

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { CofferError } from '../errors.ts';
+import {
+  type DecodedJws,
+  decodeCompactJws,
+  signCompactJwsES256,
+  verifyJwsSignature,
+} from '../keys/compact-jws.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 
 /** What the access and identity tokens say, as DESIGN.md (Tokens) fixes it. */
@@ -33,35 +38,39 @@ export function jtiForCode(codeHash: string): string {
 export async function signTokens(keys: KeyRing, grant: TokenGrant, nowSeconds: number) {
   const key = await keys.current();
   const exp = nowSeconds + grant.lifetimeSeconds;
-  const accessToken = await new SignJWT({
-    client_id: grant.clientId,
-    scope: grant.scope,
-    auth_time: grant.authTime,
-    ...(grant.jkt ? { cnf: { jkt: grant.jkt } } : {}),
-  })
-    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.kid })
-    .setIssuer(grant.issuer)
-    .setSubject(grant.subject)
-    .setAudience(grant.clientId)
-    .setIssuedAt(nowSeconds)
-    .setExpirationTime(exp)
-    .setJti(grant.jti)
-    .sign(key.privateKey);
-  const idToken = await new SignJWT({
-    auth_time: grant.authTime,
-    ...(grant.nonce ? { nonce: grant.nonce } : {}),
-    at_hash: atHash(accessToken),
-    eth_address: grant.ethAddress,
-    login_type: grant.loginType,
-    did_wallet_address: grant.didWalletAddress,
-  })
-    .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: key.kid })
-    .setIssuer(grant.issuer)
-    .setSubject(grant.subject)
-    .setAudience(grant.clientId)
-    .setIssuedAt(nowSeconds)
-    .setExpirationTime(exp)
-    .sign(key.privateKey);
+  const accessToken = signCompactJwsES256(
+    { typ: 'at+jwt', kid: key.kid },
+    {
+      client_id: grant.clientId,
+      scope: grant.scope,
+      auth_time: grant.authTime,
+      ...(grant.jkt ? { cnf: { jkt: grant.jkt } } : {}),
+      iss: grant.issuer,
+      sub: grant.subject,
+      aud: grant.clientId,
+      iat: nowSeconds,
+      exp,
+      jti: grant.jti,
+    },
+    key.privateKeyObject,
+  );
+  const idToken = signCompactJwsES256(
+    { typ: 'JWT', kid: key.kid },
+    {
+      auth_time: grant.authTime,
+      ...(grant.nonce ? { nonce: grant.nonce } : {}),
+      at_hash: atHash(accessToken),
+      eth_address: grant.ethAddress,
+      login_type: grant.loginType,
+      did_wallet_address: grant.didWalletAddress,
+      iss: grant.issuer,
+      sub: grant.subject,
+      aud: grant.clientId,
+      iat: nowSeconds,
+      exp,
+    },
+    key.privateKeyObject,
+  );
   return { accessToken, idToken, expiresIn: grant.lifetimeSeconds };
 }
 
@@ -84,44 +93,51 @@ function boundKeyOf(cnf: unknown): string | null {
   return jkt;
 }
 
-/** Checks an access token's signature (by kid, against the published keys), type, issuer and expiry. */
+const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+
+/**
+ * Checks an access token's signature (by kid, against the published keys), type, issuer and
+ * expiry. Only Coffer's own tokens pass, so the checks are exactly what it issues: ES256,
+ * `typ` at+jwt, and the claims of signTokens.
+ */
 export async function verifyAccessToken(
   keys: KeyRing,
   issuer: string,
   token: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
 ): Promise<VerifiedAccessToken> {
-  if (token.length > 4096 || token.split('.').length !== 3)
-    throw invalidToken('The access token is malformed.');
+  if (token.length > 4096) throw invalidToken('The access token is malformed.');
+  let decoded: DecodedJws;
   try {
-    const { payload } = await jwtVerify(
-      token,
-      async (header) => {
-        const key = header.kid ? await keys.find(header.kid) : undefined;
-        if (!key) throw invalidToken('The access token is signed by an unknown key.');
-        return key.publicKey;
-      },
-      {
-        issuer,
-        typ: 'at+jwt',
-        algorithms: ['ES256'],
-        requiredClaims: ['sub', 'exp', 'jti', 'client_id', 'aud'],
-      },
-    );
-    if (payload.aud !== payload['client_id'])
-      throw invalidToken('The access token audience is not its client.');
-    return {
-      subject: String(payload.sub),
-      clientId: String(payload['client_id']),
-      scope: String(payload['scope'] ?? ''),
-      jti: String(payload.jti),
-      expiresAt: Number(payload.exp),
-      jkt: boundKeyOf(payload['cnf']),
-    };
-  } catch (error) {
-    if (error instanceof CofferError) throw error;
-    if (error instanceof joseErrors.JWTExpired) throw invalidToken('The access token has expired.');
-    if (error instanceof joseErrors.JWTClaimValidationFailed)
-      throw invalidToken(`The access token's ${error.claim} claim is not valid.`);
+    decoded = decodeCompactJws(token);
+  } catch {
+    throw invalidToken('The access token is malformed.');
+  }
+  const { header, payload } = decoded;
+  if (header['alg'] !== 'ES256' || header['typ'] !== 'at+jwt')
+    throw invalidToken('The access token is not valid.');
+  const key = isText(header['kid']) ? await keys.find(header['kid']) : undefined;
+  if (!key) throw invalidToken('The access token is signed by an unknown key.');
+  try {
+    verifyJwsSignature(decoded, 'ES256', key.publicKeyObject);
+  } catch {
     throw invalidToken('The access token is not valid.');
   }
+  if (payload['iss'] !== issuer) throw invalidToken("The access token's iss claim is not valid.");
+  for (const claim of ['sub', 'jti', 'client_id', 'aud'])
+    if (!isText(payload[claim])) throw invalidToken(`The access token's ${claim} claim is not valid.`);
+  const exp = payload['exp'];
+  if (typeof exp !== 'number' || !Number.isFinite(exp))
+    throw invalidToken("The access token's exp claim is not valid.");
+  if (exp <= nowSeconds) throw invalidToken('The access token has expired.');
+  if (payload['aud'] !== payload['client_id'])
+    throw invalidToken('The access token audience is not its client.');
+  return {
+    subject: payload['sub'] as string,
+    clientId: payload['client_id'] as string,
+    scope: typeof payload['scope'] === 'string' ? payload['scope'] : '',
+    jti: payload['jti'] as string,
+    expiresAt: exp,
+    jkt: boundKeyOf(payload['cnf']),
+  };
 }

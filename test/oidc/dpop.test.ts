@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type CryptoKey, decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import {
+  type CryptoKey,
+  calculateJwkThumbprint,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  type JWK,
+  SignJWT,
+} from 'jose';
 import * as oidc from 'openid-client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
@@ -76,6 +84,7 @@ for (const kind of DATABASE_KINDS) {
         'ES384',
         'ES512',
         'EdDSA',
+        'Ed25519',
         'PS256',
       ]);
     });
@@ -103,6 +112,29 @@ for (const kind of DATABASE_KINDS) {
       );
       assert.equal(list.status, 200);
       assert.ok(list.headers.get('dpop-nonce'), 'every DPoP answer carries the current nonce');
+    });
+
+    test('keys of every listed algorithm bind tokens and prove possession, each to its own thumbprint', async () => {
+      for (const alg of ['ES384', 'ES512', 'EdDSA', 'PS256']) {
+        const pair = await oidc.randomDPoPKeyPair(alg);
+        const handle = oidc.getDPoPHandle(rp.config, pair);
+        const tokens = await signedIn(server, rp, handle);
+        const cnf = decodeJwt(tokens.access_token)['cnf'] as { jkt: string };
+        assert.equal(cnf.jkt, await calculateJwkThumbprint(await exportJWK(pair.publicKey)), alg);
+        const sub = tokens.claims()!.sub;
+        assert.equal(
+          (await oidc.fetchUserInfo(rp.config, tokens.access_token, sub, { DPoP: handle })).sub,
+          sub,
+        );
+        // The same token with another key's proof of the same algorithm is refused.
+        const other = oidc.getDPoPHandle(rp.config, await oidc.randomDPoPKeyPair(alg));
+        await assert.rejects(
+          oidc.fetchUserInfo(rp.config, tokens.access_token, sub, { DPoP: other }),
+          (error: oidc.WWWAuthenticateChallengeError) =>
+            error.cause[0]?.scheme === 'dpop' && error.cause[0].parameters.error === 'invalid_dpop_proof',
+          alg,
+        );
+      }
     });
 
     test('a DPoP-bound token sent as a Bearer token is refused with a DPoP challenge', async () => {
