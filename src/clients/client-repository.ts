@@ -64,8 +64,13 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
   return row.client_id;
 }
 
+// Every token request and API call names its client (db/prepared-query.ts).
+const selectClient = prepareQuery((db, param: Param<{ clientId: number }>) =>
+  db.selectFrom('clients').selectAll().where('client_id', '=', param('clientId')),
+);
+
 export async function findClient(db: Kysely<Database>, clientId: number) {
-  return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+  return (await selectClient(db, { clientId }))[0];
 }
 
 export async function insertApiToken(db: Kysely<Database>, clientId: number, token: string): Promise<void> {

@@ -15,7 +15,15 @@ interface Compiled<R> {
   names: Array<string | undefined>;
 }
 
-export type PreparedQuery<P, R> = (db: Kysely<Database>, params: P) => Promise<R[]>;
+/**
+ * Runs the query on `db` with `params`. Inside a transaction, pass the database the transaction
+ * came from as `compiledBy`: a transaction is a new handle each time, and would compile afresh.
+ */
+export type PreparedQuery<P, R> = (
+  db: Kysely<Database>,
+  params: P,
+  compiledBy?: Kysely<Database>,
+) => Promise<R[]>;
 
 /** `param(name)` in a query given to prepareQuery: the value `params[name]` of each call. */
 export type Param<P> = <K extends keyof P & string>(name: K) => P[K];
@@ -28,7 +36,7 @@ export type Param<P> = <K extends keyof P & string>(name: K) => P[K];
  * server's plan cache sees one statement.
  *
  * `build` gets `param(name)`, which stands for `params[name]` of each call; every other value in
- * the query is fixed when it is built. A transaction is its own handle and compiles afresh.
+ * the query is fixed when it is built.
  */
 export function prepareQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<Database>, param: Param<P>) => Compilable<R>,
@@ -49,11 +57,11 @@ export function prepareQuery<P extends Record<string, unknown>, R>(
     return { query, names };
   }
 
-  return async (db, params) => {
-    let entry = compiled.get(db);
+  return async (db, params, compiledBy = db) => {
+    let entry = compiled.get(compiledBy);
     if (!entry) {
-      entry = compile(db);
-      compiled.set(db, entry);
+      entry = compile(compiledBy);
+      compiled.set(compiledBy, entry);
     }
     const { query, names } = entry;
     const parameters = names.map((name, i) => (name === undefined ? query.parameters[i] : params[name]));

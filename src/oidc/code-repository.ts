@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { AuthorizationCodesTable, Database } from '../db/schema.ts';
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;
@@ -20,15 +21,24 @@ export async function consumeAuthorizationCode(
   db: Kysely<Database>,
   codeHash: string,
   nowSeconds: number,
+  compiledBy?: Kysely<Database>,
 ): Promise<AuthorizationCodeRow | undefined> {
-  return db
-    .updateTable('authorization_codes')
-    .set({ consumed_at: nowSeconds })
-    .where('code_hash', '=', codeHash)
-    .where('consumed_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
+  return (await markCodeConsumed(db, { codeHash, nowSeconds }, compiledBy))[0];
 }
+
+// The token endpoint and every bearer check run these, so they are compiled once (db/prepared-query.ts).
+const markCodeConsumed = prepareQuery((db, param: Param<{ codeHash: string; nowSeconds: number }>) =>
+  db
+    .updateTable('authorization_codes')
+    .set({ consumed_at: param('nowSeconds') })
+    .where('code_hash', '=', param('codeHash'))
+    .where('consumed_at', 'is', null)
+    .returningAll(),
+);
+
+const selectRevokedToken = prepareQuery((db, param: Param<{ jti: string }>) =>
+  db.selectFrom('revoked_tokens').select('jti').where('jti', '=', param('jti')),
+);
 
 export type CodeConsumer = (
   codeHash: string,
@@ -45,7 +55,7 @@ export function createCodeConsumer(db: Kysely<Database>, dialect: Dialect): Code
     db,
     dialect,
     (tx, item: { codeHash: string; nowSeconds: number }) =>
-      consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds),
+      consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds, db),
     { durability: 'process-crash' },
   );
   return (codeHash, nowSeconds) => consume({ codeHash, nowSeconds });
@@ -68,8 +78,5 @@ export async function revokeToken(db: Kysely<Database>, jti: string, expiresAt: 
 }
 
 export async function isTokenRevoked(db: Kysely<Database>, jti: string): Promise<boolean> {
-  return (
-    (await db.selectFrom('revoked_tokens').select('jti').where('jti', '=', jti).executeTakeFirst()) !==
-    undefined
-  );
+  return (await selectRevokedToken(db, { jti })).length > 0;
 }

@@ -1,7 +1,19 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { Database } from '../db/schema.ts';
+
+type ProofRow = { proofKey: string; expiresAt: number };
+
+// Every DPoP request runs it, so it is compiled once (db/prepared-query.ts).
+const insertProof = prepareQuery((db, param: Param<ProofRow>) =>
+  db
+    .insertInto('dpop_proofs')
+    .values({ proof_key: param('proofKey'), expires_at: param('expiresAt') })
+    .onConflict((oc) => oc.column('proof_key').doNothing())
+    .returning('proof_key'),
+);
 
 /**
  * DPoP proof ids seen, in the database every instance shares, so a replayed proof is refused
@@ -12,15 +24,7 @@ export function createProofRecorder(db: Kysely<Database>, dialect: Dialect) {
   const insert = createGroupCommit(
     db,
     dialect,
-    async (tx, row: { proofKey: string; expiresAt: number }) => {
-      const inserted = await tx
-        .insertInto('dpop_proofs')
-        .values({ proof_key: row.proofKey, expires_at: row.expiresAt })
-        .onConflict((oc) => oc.column('proof_key').doNothing())
-        .returning('proof_key')
-        .executeTakeFirst();
-      return inserted !== undefined;
-    },
+    async (tx, row: ProofRow) => (await insertProof(tx, row, db)).length > 0,
     { durability: 'process-crash' },
   );
   return (proofKey: string, expiresAt: number) => insert({ proofKey, expiresAt });

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { Database, RefreshTokensTable } from '../db/schema.ts';
 import { generateSecret, hashSecret } from '../keys/secrets.ts';
 
@@ -63,8 +64,43 @@ export async function issueRefreshToken(
   return token;
 }
 
+// Every refresh runs these three, so they are compiled once (db/prepared-query.ts).
+const selectRefreshToken = prepareQuery((db, param: Param<{ tokenHash: string }>) =>
+  db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', param('tokenHash')),
+);
+
+const markRefreshTokenUsed = prepareQuery((db, param: Param<{ tokenHash: string; nowSeconds: number }>) =>
+  db
+    .updateTable('refresh_tokens')
+    .set({ used_at: param('nowSeconds') })
+    .where('token_hash', '=', param('tokenHash'))
+    .where('used_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .returningAll(),
+);
+
+const insertRefreshToken = prepareQuery((db, param: Param<RefreshTokenRow>) =>
+  db.insertInto('refresh_tokens').values({
+    token_hash: param('token_hash'),
+    family_id: param('family_id'),
+    client_id: param('client_id'),
+    user_id: param('user_id'),
+    scope: param('scope'),
+    auth_time: param('auth_time'),
+    login_type: param('login_type'),
+    did: param('did'),
+    wallet_address: param('wallet_address'),
+    jkt: param('jkt'),
+    access_jti: param('access_jti'),
+    created_at: param('created_at'),
+    expires_at: param('expires_at'),
+    used_at: param('used_at'),
+    revoked_at: param('revoked_at'),
+  }),
+);
+
 export async function findRefreshToken(db: Kysely<Database>, tokenHash: string) {
-  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  return (await selectRefreshToken(db, { tokenHash }))[0];
 }
 
 /** The successor of a rotated token; its access token's jti is derived from its hash. */
@@ -88,27 +124,25 @@ export function createRefreshTokenRotator(db: Kysely<Database>, dialect: Dialect
     tx: Kysely<Database>,
     item: { used: RefreshTokenRow; nowSeconds: number },
   ): Promise<Successor | undefined> => {
-    const marked = await tx
-      .updateTable('refresh_tokens')
-      .set({ used_at: item.nowSeconds })
-      .where('token_hash', '=', item.used.token_hash)
-      .where('used_at', 'is', null)
-      .where('revoked_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
+    const [marked] = await markRefreshTokenUsed(
+      tx,
+      { tokenHash: item.used.token_hash, nowSeconds: item.nowSeconds },
+      db,
+    );
     if (!marked) return undefined;
     const token = generateSecret('refresh_token');
     const tokenHash = hashSecret(token);
-    await tx
-      .insertInto('refresh_tokens')
-      .values({
+    await insertRefreshToken(
+      tx,
+      {
         ...marked,
         token_hash: tokenHash,
         access_jti: jtiForRefreshToken(tokenHash),
         created_at: item.nowSeconds,
         used_at: null,
-      })
-      .execute();
+      },
+      db,
+    );
     return { token, tokenHash };
   };
   // Not waiting for the disk: a power cut can undo the last rotations (README, "Durability").

@@ -95,6 +95,18 @@ function boundKeyOf(cnf: unknown): string | null {
 
 const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
+// An app presents one access token request after request until it expires. What a token says
+// and who signed it never change, so a verified token is remembered (per key ring, bounded, the
+// oldest first out); each use still checks its expiry and that its key is still published.
+// Revocation is not part of this: the bearer check asks the database every time.
+interface VerifiedEntry {
+  issuer: string;
+  kid: string;
+  token: VerifiedAccessToken;
+}
+const verifiedTokens = new WeakMap<KeyRing, Map<string, VerifiedEntry>>();
+const MAX_VERIFIED_TOKENS = 10_000;
+
 /**
  * Checks an access token's signature (by kid, against the published keys), type, issuer and
  * expiry. Only Coffer's own tokens pass, so the checks are exactly what it issues: ES256,
@@ -106,6 +118,32 @@ export async function verifyAccessToken(
   token: string,
   nowSeconds = Math.floor(Date.now() / 1000),
 ): Promise<VerifiedAccessToken> {
+  let verified = verifiedTokens.get(keys);
+  if (!verified) {
+    verified = new Map();
+    verifiedTokens.set(keys, verified);
+  }
+  const known = verified.get(token);
+  if (known && known.issuer === issuer) {
+    if (known.token.expiresAt <= nowSeconds) {
+      verified.delete(token);
+      throw invalidToken('The access token has expired.');
+    }
+    if (await keys.find(known.kid)) return known.token;
+    verified.delete(token);
+  }
+  const checked = await checkAccessToken(keys, issuer, token, nowSeconds);
+  if (verified.size >= MAX_VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+  verified.set(token, { issuer, ...checked });
+  return checked.token;
+}
+
+async function checkAccessToken(
+  keys: KeyRing,
+  issuer: string,
+  token: string,
+  nowSeconds: number,
+): Promise<{ kid: string; token: VerifiedAccessToken }> {
   if (token.length > 4096) throw invalidToken('The access token is malformed.');
   let decoded: DecodedJws;
   try {
@@ -133,11 +171,15 @@ export async function verifyAccessToken(
   if (payload['aud'] !== payload['client_id'])
     throw invalidToken('The access token audience is not its client.');
   return {
-    subject: payload['sub'] as string,
-    clientId: payload['client_id'] as string,
-    scope: typeof payload['scope'] === 'string' ? payload['scope'] : '',
-    jti: payload['jti'] as string,
-    expiresAt: exp,
-    jkt: boundKeyOf(payload['cnf']),
+    kid: key.kid,
+    // Frozen: every later request with this token shares the object.
+    token: Object.freeze({
+      subject: payload['sub'] as string,
+      clientId: payload['client_id'] as string,
+      scope: typeof payload['scope'] === 'string' ? payload['scope'] : '',
+      jti: payload['jti'] as string,
+      expiresAt: exp,
+      jkt: boundKeyOf(payload['cnf']),
+    }),
   };
 }

@@ -24,14 +24,22 @@ const userInsert = prepareQuery((db, param: Param<Required<Omit<NewUserRow, 'use
     .returning('user_id'),
 );
 
-export async function insertUser(db: Kysely<Database>, user: NewUserRow): Promise<number> {
-  const [row] = await userInsert(db, {
-    ...user,
-    email_index: user.email_index ?? null,
-    email_verified: user.email_verified ?? 0,
-    wallet_address: user.wallet_address ?? null,
-    wallet_chain_id: user.wallet_chain_id ?? null,
-  });
+export async function insertUser(
+  db: Kysely<Database>,
+  user: NewUserRow,
+  compiledBy?: Kysely<Database>,
+): Promise<number> {
+  const [row] = await userInsert(
+    db,
+    {
+      ...user,
+      email_index: user.email_index ?? null,
+      email_verified: user.email_verified ?? 0,
+      wallet_address: user.wallet_address ?? null,
+      wallet_chain_id: user.wallet_chain_id ?? null,
+    },
+    compiledBy,
+  );
   return row!.user_id;
 }
 
@@ -40,7 +48,7 @@ export type UserInserter = (user: NewUserRow) => Promise<number>;
 
 /** insertUser with group commit on SQLite (db/group-commit.ts). */
 export function createUserInserter(db: Kysely<Database>, dialect: Dialect): UserInserter {
-  return createGroupCommit(db, dialect, insertUser);
+  return createGroupCommit(db, dialect, (tx, user: NewUserRow) => insertUser(tx, user, db));
 }
 
 // No LIMIT: the unique indexes (tenant, e-mail) and (tenant, wallet) allow two rows at most, and
@@ -96,8 +104,13 @@ export interface UserIdentity {
 
 const IDENTITY = ['user_id', 'tenant_id', 'did', 'wallet_address', 'profile_cid', 'email_verified'] as const;
 
+// Every bearer check runs it (db/prepared-query.ts).
+const selectUserById = prepareQuery((db, param: Param<{ userId: number }>) =>
+  db.selectFrom('users').select(IDENTITY).where('user_id', '=', param('userId')),
+);
+
 export async function findUserById(db: Kysely<Database>, userId: number): Promise<UserIdentity | undefined> {
-  return db.selectFrom('users').select(IDENTITY).where('user_id', '=', userId).executeTakeFirst();
+  return (await selectUserById(db, { userId }))[0];
 }
 
 export async function findUserByEmailIndex(db: Kysely<Database>, tenantId: number, emailIndex: string) {
