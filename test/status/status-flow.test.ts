@@ -17,9 +17,6 @@ import { interactionView } from '../oidc/flow-helpers.ts';
 import { openWallet, walletJson } from '../wallet/wallet-helpers.ts';
 import { type ListServer, startListServer, tokenStatusListJwt } from './status-lists.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
-type Json = any;
-
 const pidQuery = {
   id: 'pid',
   format: 'dc+sd-jwt',
