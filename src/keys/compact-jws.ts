@@ -12,7 +12,7 @@ import { constants, createPublicKey, type JsonWebKey, type KeyObject, sign, veri
 /** `Ed25519` is RFC 9864's fully specified name for EdDSA over Ed25519 (what oauth4webapi sends). */
 export type JwsAlgorithm = 'ES256' | 'ES384' | 'ES512' | 'EdDSA' | 'Ed25519' | 'PS256';
 
-export type JwsErrorCode = 'malformed' | 'algorithm' | 'key' | 'signature';
+export type JwsErrorCode = 'malformed' | 'key' | 'signature';
 
 export class JwsError extends Error {
   readonly code: JwsErrorCode;
@@ -165,7 +165,7 @@ export function verifyJwsSignature(decoded: DecodedJws, alg: JwsAlgorithm, key: 
 
 /** An ES256 compact JWS (the tokens Coffer issues). */
 export function signCompactJwsES256(
-  header: Record<string, unknown>,
+  header: { typ?: string; kid: string },
   payload: Record<string, unknown>,
   privateKey: KeyObject,
 ): string {
