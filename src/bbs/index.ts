@@ -9,7 +9,7 @@ import { keyGen, secretKeyToScalar, skToPk } from './keys.ts';
 import { i2osp } from './octets.ts';
 import { coreProofGen, coreProofVerify } from './proof.ts';
 import { secureRandomScalars } from './random-scalars.ts';
-import { coreSign, coreVerify } from './sign.ts';
+import { coreSign, coreVerify, coreVerifyWithBase } from './sign.ts';
 import {
   assertBytes,
   assertBytesArray,
@@ -55,13 +55,28 @@ export const fastBbs: BbsSuite = {
     return coreVerify(publicKey, signature, header, messagesToScalars(messages));
   },
 
-  async deriveProof({ publicKey, signature, header, messages, presentationHeader, disclosedMessageIndexes }) {
+  async verifySignatureKeepingBase(args) {
+    assertVerifySignatureArgs(args);
+    const { publicKey, signature, header, messages } = args;
+    return coreVerifyWithBase(publicKey, signature, header, messagesToScalars(messages));
+  },
+
+  async deriveProof({
+    publicKey,
+    signature,
+    header,
+    messages,
+    presentationHeader,
+    disclosedMessageIndexes,
+    signatureBase,
+  }) {
     assertBytes(publicKey, 'publicKey');
     assertBytes(signature, 'signature');
     assertBytes(header, 'header');
     assertBytesArray(messages, 'messages');
     assertBytes(presentationHeader, 'presentationHeader');
     assertNumberArray(disclosedMessageIndexes, 'disclosedMessageIndexes');
+    if (signatureBase !== undefined) assertBytes(signatureBase, 'signatureBase');
     return coreProofGen({
       publicKey,
       signature,
@@ -70,6 +85,7 @@ export const fastBbs: BbsSuite = {
       messageScalars: messagesToScalars(messages),
       disclosedIndexes: disclosedMessageIndexes,
       randomScalars: secureRandomScalars,
+      ...(signatureBase === undefined ? {} : { signatureBase }),
     });
   },
 

@@ -2,6 +2,7 @@
 import { Fr, HASH_TO_SCALAR_DST, MAX_MESSAGES } from './ciphersuite.ts';
 import {
   type G1,
+  g1FromCheckedBytes,
   g1Mul,
   g1MultiScalarMul,
   g1Negate,
@@ -11,7 +12,7 @@ import {
   pairingProductIsIdentity,
 } from './curve.ts';
 import { calculateDomain } from './domain.ts';
-import { messageGenerators } from './generators.ts';
+import { type Generators, messageGenerators } from './generators.ts';
 import { hashToScalar } from './hash-to-scalar.ts';
 import { concatOctets, i2osp8 } from './octets.ts';
 import { publicKeyFromOctets } from './public-keys.ts';
@@ -60,6 +61,23 @@ function encodeAll(points: G1[]): Uint8Array[] {
   return points.map(g1ToBytes);
 }
 
+/** D = B * r2 with B = P1 + Q_1 * domain + sum(H_i * msg_i): B given, or one MSM with r2 folded in. */
+function dPoint(
+  signatureBase: Uint8Array | undefined,
+  generators: Generators,
+  domain: bigint,
+  messageScalars: readonly bigint[],
+  r2: bigint,
+): G1 {
+  const b = signatureBase === undefined ? undefined : g1FromCheckedBytes(signatureBase);
+  if (signatureBase !== undefined && b === undefined) throw new Error('deriveProof: B does not decode');
+  if (b !== undefined) return g1Mul(b, r2);
+  return g1MultiScalarMul(
+    [P1, generators.q1, ...generators.h],
+    [r2, Fr.mul(domain, r2), ...messageScalars.map((m) => Fr.mul(m, r2))],
+  );
+}
+
 export interface ProofGenInput {
   publicKey: Uint8Array;
   signature: Uint8Array;
@@ -69,12 +87,18 @@ export interface ProofGenInput {
   disclosedIndexes: readonly number[];
   /** A CSPRNG in use; the draft's mocked scalars to reproduce its fixtures. */
   randomScalars: RandomScalars;
+  /**
+   * B of this signature, as coreVerifyWithBase returned it when the signature was verified: the
+   * proof is then the same, but D = B * r2 is one multiplication instead of an MSM over every
+   * generator, and the signature's point is decoded without its subgroup check (it was checked).
+   */
+  signatureBase?: Uint8Array;
 }
 
 /** Throws for an invalid signature or index set: the prover's own inputs are wrong. */
 export function coreProofGen(input: ProofGenInput): Uint8Array {
   const { messageScalars, disclosedIndexes } = input;
-  const signature = octetsToSignature(input.signature);
+  const signature = octetsToSignature(input.signature, input.signatureBase !== undefined);
   if (signature === undefined) throw new Error('deriveProof: the signature does not decode');
   // Only hashed into the domain here, but a key that is not a valid G2 point can only make a proof
   // that never verifies (and the check is cached for the verifications that follow).
@@ -98,11 +122,7 @@ export function coreProofGen(input: ProofGenInput): Uint8Array {
 
   const generators = messageGenerators(messageCount);
   const domain = calculateDomain(input.publicKey, generators, input.header);
-  // D = B * r2 with B = P1 + Q_1 * domain + sum(H_i * msg_i), as one MSM with r2 folded in.
-  const d = g1MultiScalarMul(
-    [P1, generators.q1, ...generators.h],
-    [r2, Fr.mul(domain, r2), ...messageScalars.map((m) => Fr.mul(m, r2))],
-  );
+  const d = dPoint(input.signatureBase, generators, domain, messageScalars, r2);
   const abar = g1Mul(signature.a, Fr.mul(r1, r2));
   const bbar = g1MultiScalarMul([d, abar], [r1, Fr.neg(signature.e)]);
   const t1 = g1MultiScalarMul([abar, d], [eTilde, r1Tilde]);

@@ -9,7 +9,7 @@ import {
   SCALAR_ORDER,
   SIGNATURE_LENGTH,
 } from './ciphersuite.ts';
-import { type G1, g1FromBytes, g1ToBytes } from './curve.ts';
+import { type G1, g1FromBytes, g1FromCheckedBytes, g1ToBytes } from './curve.ts';
 import { concatOctets, i2osp, os2ip } from './octets.ts';
 
 export interface Signature {
@@ -43,9 +43,11 @@ export function signatureToOctets(signature: Signature): Uint8Array {
   return concatOctets([g1ToBytes(signature.a), scalarToOctets(signature.e)]);
 }
 
-export function octetsToSignature(octets: Uint8Array): Signature | undefined {
+/** `checkedBefore`: this process verified the signature already (curve.ts, g1FromCheckedBytes). */
+export function octetsToSignature(octets: Uint8Array, checkedBefore = false): Signature | undefined {
   if (octets.length !== SIGNATURE_LENGTH) return undefined;
-  const a = g1FromBytes(octets.subarray(0, G1_POINT_LENGTH));
+  const pointOctets = octets.subarray(0, G1_POINT_LENGTH);
+  const a = checkedBefore ? g1FromCheckedBytes(pointOctets) : g1FromBytes(pointOctets);
   if (a === undefined) return undefined;
   const e = octetsToNonZeroScalar(octets.subarray(G1_POINT_LENGTH));
   if (e === undefined) return undefined;

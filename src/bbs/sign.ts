@@ -1,6 +1,6 @@
 /** CoreSign and CoreVerify, over message scalars. */
 import { Fr, HASH_TO_SCALAR_DST, MAX_MESSAGES } from './ciphersuite.ts';
-import { g1MultiScalarMul, isIdentityG1, P1, pairingProductIsIdentity } from './curve.ts';
+import { g1MultiScalarMul, g1ToBytes, isIdentityG1, P1, pairingProductIsIdentity } from './curve.ts';
 import { calculateDomain } from './domain.ts';
 import { messageGenerators } from './generators.ts';
 import { hashToScalar } from './hash-to-scalar.ts';
@@ -39,11 +39,25 @@ export function coreVerify(
   header: Uint8Array,
   messageScalars: readonly bigint[],
 ): boolean {
+  return coreVerifyWithBase(publicKey, signature, header, messageScalars) !== undefined;
+}
+
+/**
+ * CoreVerify that, for a valid signature, returns B = P1 + Q_1 * domain + sum(H_i * msg_i)
+ * (compressed). B depends only on the key, header and messages, so a holder that keeps it saves
+ * the largest multi-scalar multiplication of every later proof (proof.ts, `signatureBase`).
+ */
+export function coreVerifyWithBase(
+  publicKey: Uint8Array,
+  signature: Uint8Array,
+  header: Uint8Array,
+  messageScalars: readonly bigint[],
+): Uint8Array | undefined {
   const decoded = octetsToSignature(signature);
-  if (decoded === undefined) return false;
+  if (decoded === undefined) return undefined;
   const w = publicKeyFromOctets(publicKey);
-  if (w === undefined) return false;
-  if (messageScalars.length > MAX_MESSAGES) return false;
+  if (w === undefined) return undefined;
+  if (messageScalars.length > MAX_MESSAGES) return undefined;
   const generators = messageGenerators(messageScalars.length);
   const domain = calculateDomain(publicKey, generators, header);
   // The draft checks e(A, W + BP2 * e) * e(B, -BP2) == 1. By bilinearity that is
@@ -53,5 +67,6 @@ export function coreVerify(
     [decoded.a, P1, generators.q1, ...generators.h],
     [decoded.e, Fr.neg(1n), Fr.neg(domain), ...messageScalars.map((m) => Fr.neg(m))],
   );
-  return pairingProductIsIdentity(decoded.a, w, aTimesEMinusB);
+  if (!pairingProductIsIdentity(decoded.a, w, aTimesEMinusB)) return undefined;
+  return g1ToBytes(g1MultiScalarMul([decoded.a, aTimesEMinusB], [decoded.e, Fr.neg(1n)]));
 }

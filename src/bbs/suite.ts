@@ -28,7 +28,19 @@ export interface BbsSuite {
     messages: Uint8Array[];
     presentationHeader: Uint8Array;
     disclosedMessageIndexes: number[];
+    /** What verifySignatureKeepingBase returned for this signature; suites without it ignore it. */
+    signatureBase?: Uint8Array;
   }): Promise<Uint8Array>;
+  /**
+   * Coffer's core only: verifySignature that, for a valid signature, returns the point B a
+   * holder keeps to make every later deriveProof cheaper; undefined for an invalid one.
+   */
+  verifySignatureKeepingBase?(args: {
+    publicKey: Uint8Array;
+    signature: Uint8Array;
+    header: Uint8Array;
+    messages: Uint8Array[];
+  }): Promise<Uint8Array | undefined>;
   verifyProof(args: {
     publicKey: Uint8Array;
     proof: Uint8Array;

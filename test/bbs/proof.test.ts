@@ -4,6 +4,7 @@ import { messagesToScalars } from '../../src/bbs/hash-to-scalar.ts';
 import { i2osp } from '../../src/bbs/octets.ts';
 import { coreProofGen, coreProofVerify } from '../../src/bbs/proof.ts';
 import { mockedRandomScalars } from '../../src/bbs/random-scalars.ts';
+import { coreVerifyWithBase } from '../../src/bbs/sign.ts';
 import {
   fixtureNames,
   hex,
@@ -64,5 +65,51 @@ for (const name of names) {
       randomScalars: mocked,
     });
     assert.equal(toHex(proof), fixture.proof);
+
+    // The same proof, byte for byte, from the signature's B kept when it was verified.
+    const signatureBase = coreVerifyWithBase(publicKey, hex(fixture.signature), header, scalars);
+    assert.ok(signatureBase);
+    const fromBase = coreProofGen({
+      publicKey,
+      signature: hex(fixture.signature),
+      header,
+      presentationHeader,
+      messageScalars: scalars,
+      disclosedIndexes: indexes,
+      randomScalars: mocked,
+      signatureBase,
+    });
+    assert.equal(toHex(fromBase), fixture.proof);
   });
 }
+
+test('a B that is not a point is refused, and a wrong B makes a proof that does not verify', () => {
+  const fixture = readFixture<ProofFixture>(
+    names.find((name) => readFixture<ProofFixture>(name).result.valid)!,
+  );
+  const scalars = messagesToScalars(fixture.messages.map(hex));
+  const input = {
+    publicKey: hex(fixture.signerPublicKey),
+    signature: hex(fixture.signature),
+    header: hex(fixture.header),
+    presentationHeader: hex(fixture.presentationHeader),
+    messageScalars: scalars,
+    disclosedIndexes: fixture.disclosedIndexes,
+    randomScalars: mocked,
+  };
+  assert.throws(() => coreProofGen({ ...input, signatureBase: new Uint8Array(48) }), /B does not decode/);
+  // Another header gives another domain, so another B: a valid point, but not this signature's.
+  const otherBase = coreVerifyWithBase(input.publicKey, input.signature, new Uint8Array([1]), scalars);
+  assert.equal(otherBase, undefined, 'the signature does not verify under another header');
+  const wrongBase = hex(fixture.proof).subarray(0, 48); // Abar of the proof: a valid G1 point
+  const proof = coreProofGen({ ...input, signatureBase: wrongBase });
+  const verified = coreProofVerify({
+    publicKey: input.publicKey,
+    proof,
+    header: input.header,
+    presentationHeader: input.presentationHeader,
+    disclosedScalars: fixture.disclosedIndexes.map((i) => scalars[i]!),
+    disclosedIndexes: fixture.disclosedIndexes,
+  });
+  assert.equal(verified, false);
+});
