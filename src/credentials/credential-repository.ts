@@ -5,10 +5,10 @@ import type { CredentialsTable, Database } from '../db/schema.ts';
 
 export type CredentialRow = Pick<
   Selectable<CredentialsTable>,
-  'credential_id' | 'cid' | 'content_hash' | 'format'
+  'credential_id' | 'cid' | 'content_hash' | 'format' | 'prepared_cid'
 >;
 
-const COLUMNS = ['credential_id', 'cid', 'content_hash', 'format'] as const;
+const COLUMNS = ['credential_id', 'cid', 'content_hash', 'format', 'prepared_cid'] as const;
 
 export async function insertCredential(
   db: Kysely<Database>,

@@ -62,6 +62,20 @@ type Credential = Record<string, unknown>;
 /** The block context of a credential: its owner is the holder's DID. */
 export const credentialContext = (did: string) => ({ owner: did, kind: 'credential' });
 
+/** The block context of what the store's check kept for later presentations (CredentialCheck). */
+export const preparedContext = (did: string) => ({ owner: did, kind: 'credential-prepared' });
+
+/** What the store's check kept for this credential, or undefined (none kept, or unreadable). */
+export async function readPrepared(
+  store: EncryptedStore,
+  did: string,
+  preparedCid: string | null,
+): Promise<unknown> {
+  if (preparedCid === null) return undefined;
+  // Only ever a saving: a block that cannot be read leaves the presentation computed in full.
+  return store.getEncrypted(preparedCid, preparedContext(did)).catch(() => undefined);
+}
+
 /**
  * A keyed hash of the credential's content: dag-cbor orders map keys, so the same credential
  * with its members in another order hashes alike. Keyed, so that the column says nothing about
@@ -186,9 +200,14 @@ export async function storeCredential(
 
   const existing = await findCredential(deps.db, user.user_id, credentialId);
   if (existing) return same(existing);
-  await readable(format, () => parsed.verify());
+  const checked = await readable(format, () => parsed.verify());
 
-  const cid = await deps.store.putEncrypted(parsed.stored, credentialContext(user.did));
+  const [cid, preparedCid] = await Promise.all([
+    deps.store.putEncrypted(parsed.stored, credentialContext(user.did)),
+    checked.prepared === undefined
+      ? null
+      : deps.store.putEncrypted(checked.prepared, preparedContext(user.did)),
+  ]);
   try {
     await deps.insertCredential({
       user_id: user.user_id,
@@ -198,6 +217,7 @@ export async function storeCredential(
       issuer_client_id: caller.clientId,
       created_at: now(),
       format: format.id,
+      prepared_cid: preparedCid,
     });
   } catch (error) {
     // A concurrent store of the same id won the unique index; answer as if it came first.
@@ -278,9 +298,10 @@ export async function presentCredentials(deps: CredentialDeps, user: UserIdentit
     );
   }
 
-  const documents = (await Promise.all(
-    requested.map(([id]) => readCredential(deps, user, rows.get(id)!)),
-  )) as Credential[];
+  const [documents, prepared] = await Promise.all([
+    Promise.all(requested.map(([id]) => readCredential(deps, user, rows.get(id)!))) as Promise<Credential[]>,
+    Promise.all(requested.map(([id]) => readPrepared(deps.store, user.did, rows.get(id)!.prepared_cid))),
+  ]);
   const pointers = requested.map(([id, chosen], i) => {
     chosen.forEach((pointer, j) => {
       checkPointer(documents[i]!, pointer, pointerPath(id, j));
@@ -295,6 +316,7 @@ export async function presentCredentials(deps: CredentialDeps, user: UserIdentit
         document as SecuredDocument,
         pointers[i]!,
         header,
+        prepared[i],
       );
       return {
         ...disclosure.credential,

@@ -48,8 +48,8 @@ export function createPooledOperations(options: {
         ? (result.value as Awaited<ReturnType<Bbs2023Operations['verifyBaseProof']>>)
         : { ok: false, reason: unknownContextReason(result.url) };
     },
-    async deriveDisclosure(document, pointers, presentationHeader) {
-      const result = await run({ op: 'deriveDisclosure', document, pointers, presentationHeader });
+    async deriveDisclosure(document, pointers, presentationHeader, prepared) {
+      const result = await run({ op: 'deriveDisclosure', document, pointers, presentationHeader, prepared });
       if (result.kind !== 'done') throw new UnknownContextError(result.url);
       return result.value as Awaited<ReturnType<Bbs2023Operations['deriveDisclosure']>>;
     },

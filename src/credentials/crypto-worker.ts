@@ -22,6 +22,7 @@ export type CryptoTask =
       document: SecuredDocument;
       pointers: string[];
       presentationHeader: Uint8Array;
+      prepared?: unknown;
       contexts: Record<string, object>;
     };
 
@@ -46,7 +47,7 @@ export default async function runCryptoTask(task: CryptoTask): Promise<CryptoTas
     const value =
       task.op === 'verifyBaseProof'
         ? await checkBaseProof(task.document, task.issuerPublicKey, deps)
-        : await deriveDisclosure(task.document, task.pointers, task.presentationHeader, deps);
+        : await deriveDisclosure(task.document, task.pointers, task.presentationHeader, deps, task.prepared);
     // A context the loader lacked aborts JSON-LD processing, whatever the operation made of it.
     if (missing) return { kind: 'unknown_context', url: missing };
     return { kind: 'done', value };

@@ -11,6 +11,7 @@ import * as credentialFormats from './migrations/0007-credential-formats.ts';
 import * as oid4vci from './migrations/0008-oid4vci.ts';
 import * as walletPage from './migrations/0009-wallet-page.ts';
 import * as oidcGrants from './migrations/0010-oidc-grants.ts';
+import * as preparedStatements from './migrations/0011-prepared-statements.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -25,6 +26,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0008-oid4vci': { up: oid4vci.up(dialect) },
     '0009-wallet-page': { up: walletPage.up(dialect) },
     '0010-oidc-grants': { up: oidcGrants.up() },
+    '0011-prepared-statements': { up: preparedStatements.up() },
   };
 }
 

@@ -214,6 +214,8 @@ export interface CredentialsTable {
   issuer_display_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   /** Its format (formats/credential-format.ts FormatId); 'ldp_vc' for rows older than formats. */
   format: Generated<string>;
+  /** CID of the encrypted block of its prepared bbs-2023 statements, else null (migration 0011). */
+  prepared_cid: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: string;
 }
 

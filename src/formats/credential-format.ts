@@ -60,7 +60,16 @@ export interface ParsedCredential {
   /** The value to keep (stored encrypted, as given). */
   stored: unknown;
   /** Checks every signature and digest; throws `rejected(…)` naming what failed. */
-  verify(): Promise<void>;
+  verify(): Promise<CredentialCheck>;
+}
+
+/** What a format's check may give the holder to keep beside the credential. */
+export interface CredentialCheck {
+  /**
+   * Work done while checking that every later presentation would repeat (bbs-2023: the prepared
+   * statements); kept encrypted beside the credential and passed back to `present`.
+   */
+  prepared?: unknown;
 }
 
 export interface ParseContext {
@@ -93,6 +102,8 @@ export interface PresentationInput {
   /** The holder key, when the query asks for cryptographic holder binding. */
   holder: HolderKey | null;
   audience: Audience;
+  /** What the store's check kept for this credential (CredentialCheck.prepared), if anything. */
+  prepared?: unknown;
 }
 
 /**

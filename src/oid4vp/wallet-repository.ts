@@ -65,6 +65,7 @@ export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: n
       'credentials.credential_pk',
       'credentials.credential_id',
       'credentials.cid',
+      'credentials.prepared_cid',
       'credentials.issuer_client_id',
       'credentials.format',
       'users.user_id',

@@ -1,7 +1,7 @@
 import type { JsonWebKey, X509Certificate } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import type { Kysely } from 'kysely';
-import { credentialContext } from '../credentials/credential-service.ts';
+import { credentialContext, readPrepared } from '../credentials/credential-service.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { Audience, ParsedCredential } from '../formats/credential-format.ts';
@@ -165,6 +165,8 @@ interface HeldByAccount extends HeldCredential {
   did: string;
   stored: unknown;
   credentialPk: number;
+  /** Its prepared statements' block (credential-service.ts, readPrepared), else null. */
+  preparedCid: string | null;
   /** Received by OpenID4VCI: its copies carry their own holder keys (received-credentials.ts). */
   received: boolean;
   /** Bound to the account's hosted key (SD-JWT cnf, mdoc deviceKey): its presentations prove possession. */
@@ -220,6 +222,7 @@ async function heldCredentials(
         userId: row.user_id,
         did: row.did,
         credentialPk: row.credential_pk,
+        preparedCid: row.prepared_cid,
         received: row.issuer_client_id === null,
       };
     }),
@@ -438,6 +441,7 @@ async function approvedVpToken(
       const copy = held.received ? await copyToPresent(deps, held) : undefined;
       return deps.formats.get(held.format).present({
         stored: copy?.stored ?? held.stored,
+        prepared: copy ? undefined : await readPrepared(deps.store, held.did, held.preparedCid),
         disclosed: candidate.claims.flatMap((claim) => claim.pointers),
         holder: holderBinding || held.keyBound ? (copy?.holder ?? keys.get(held.userId)!) : null,
         audience,

@@ -24,7 +24,18 @@ declare module '@digitalbazaar/di-sd-primitives' {
     labelMapFactoryFunction: LabelMapFactory;
     groups: Record<G, string[]>;
     options: JsonLdOptions;
-  }): Promise<{ groups: Record<G, Group>; labelMap: LabelMap; nquads: string[] }>;
+  }): Promise<{
+    groups: Record<G, Group>;
+    labelMap: LabelMap;
+    nquads: string[];
+    skolemized: { expanded: unknown[]; compact: Record<string, unknown> };
+  }>;
+  export function selectCanonicalNQuads(args: {
+    document: object;
+    pointers: string[];
+    labelMap: LabelMap;
+    options: JsonLdOptions;
+  }): Promise<{ selection: object | null; deskolemizedNQuads: string[]; nquads: string[] }>;
   export function createLabelMapFunction(args: { labelMap: LabelMap }): LabelMapFactory;
   export function hashCanonizedProof(args: {
     document: object;

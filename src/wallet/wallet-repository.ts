@@ -65,10 +65,11 @@ export async function deleteCredentialRow(db: Kysely<Database>, credentialPk: nu
     const deleted = await trx
       .deleteFrom('credentials')
       .where('credential_pk', '=', credentialPk)
-      .returning('cid')
+      .returning(['cid', 'prepared_cid'])
       .executeTakeFirst();
     if (!deleted) return undefined;
-    return [...new Set([deleted.cid, ...copies.map((copy) => copy.cid)])];
+    const prepared = deleted.prepared_cid === null ? [] : [deleted.prepared_cid];
+    return [...new Set([deleted.cid, ...prepared, ...copies.map((copy) => copy.cid)])];
   });
 }
 

@@ -86,6 +86,45 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(otherHeader.verified, false, 'the presentation header is bound into the proof');
     });
 
+    test('the store keeps the prepared statements in an encrypted block beside the credential; deletion removes both', async () => {
+      const someone = await logInUser(server, rp, privateKeyToAccount(generatePrivateKey()));
+      const signed = await issuer.issue(personCredential(issuer.did, someone.did, { first_name: 'Kept' }));
+      assert.equal((await store(signed)).status, 201);
+      const row = await server.database.db
+        .selectFrom('credentials')
+        .select(['cid', 'prepared_cid'])
+        .where('credential_id', '=', signed['id'] as string)
+        .executeTakeFirstOrThrow();
+      assert.match(row.prepared_cid ?? '', /^bafy/);
+      assert.notEqual(row.prepared_cid, row.cid);
+      const blockFiles = async () =>
+        (await filesUnder(server.testDatabase.dataDir)).filter((f) =>
+          f.includes(`${path.sep}blocks${path.sep}`),
+        );
+      const before = await blockFiles();
+
+      const presented = await server.request('POST', PROOF, {
+        headers: someone.bearer,
+        body: { vcIdFields: { [signed['id'] as string]: ['/credentialSubject/first_name'] } },
+      });
+      assert.equal(presented.status, 200, presented.text);
+      const {
+        revealedPointers: _p,
+        revealedIndices: _i,
+        ...proof
+      } = presented.body.data.credentials[0].proof;
+      const verdict = await verifyWithStock(
+        { ...presented.body.data.credentials[0], proof },
+        new Uint8Array(),
+      );
+      assert.equal(verdict.verified, true, JSON.stringify(verdict.error ?? verdict));
+
+      const path_ = `/v1/openidc/credentials/${encodeURIComponent(signed['id'] as string)}`;
+      assert.equal((await server.request('DELETE', path_, { headers: someone.bearer })).status, 204);
+      const after = await blockFiles();
+      assert.equal(before.length - after.length, 2, 'the credential block and its prepared block are gone');
+    });
+
     test("a credential for the did:pkh of the user's wallet belongs to them, when stored by their tenant", async () => {
       const pkh = `did:pkh:eip155:1:${adaWallet.address}`;
       const signed = await issuer.issue(personCredential(issuer.did, pkh, { first_name: 'Ada' }));

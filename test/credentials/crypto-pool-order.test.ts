@@ -9,7 +9,8 @@ test('the crypto pool finishes tasks in the order they arrived, so no request wa
   t.after(() => pool.close());
   const signed = readVector('addSignedSDBase.json');
   const publicKey = vectorPublicKey();
-  assert.deepEqual(await pool.verifyBaseProof(signed, publicKey), { ok: true });
+  const first = await pool.verifyBaseProof(signed, publicKey);
+  assert.equal(first.ok && first.prepared?.version, 1, 'a valid check in a worker brings its prepared statements');
 
   const finished: number[] = [];
   await Promise.all(

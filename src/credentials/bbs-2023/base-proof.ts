@@ -7,8 +7,9 @@ import {
 } from '@digitalbazaar/di-sd-primitives';
 import type { BbsSuite } from '../../bbs/index.ts';
 import { shuffledLabelMapFunction } from './label-map.ts';
+import { type PreparedStatements, proofValueDigest } from './prepared-statements.ts';
 import { ProofValueError, parseBaseProofValue, serializeBaseProofValue } from './proof-value.ts';
-import { type ProofCheck, proofFailure, type SecuredDocument, unsecured, utf8 } from './shared.ts';
+import { proofFailure, type SecuredDocument, unsecured, utf8 } from './shared.ts';
 
 export interface Bbs2023Deps {
   bbs: BbsSuite;
@@ -36,7 +37,7 @@ async function baseSignatureInput(
   mandatoryPointers: string[],
   jsonLd: JsonLdOptions,
 ) {
-  const [proofHash, { groups }] = await Promise.all([
+  const [proofHash, grouped] = await Promise.all([
     hashCanonizedProof({ document, proof, options: jsonLd }),
     canonicalizeAndGroup({
       document,
@@ -45,11 +46,32 @@ async function baseSignatureInput(
       options: jsonLd,
     }),
   ]);
+  const { groups } = grouped;
   const { mandatoryHash } = await hashMandatory({ mandatory: [...groups.mandatory.matching.values()] });
   const header = Buffer.concat([proofHash, mandatoryHash]);
   const messages = [...groups.mandatory.nonMatching.values()].map(utf8);
-  return { header: new Uint8Array(header), messages };
+  return { header: new Uint8Array(header), messages, grouped };
 }
+
+/** The statements a holder keeps for later disclosures (prepared-statements.ts). */
+function prepareStatements(
+  proofValue: unknown,
+  grouped: Awaited<ReturnType<typeof canonicalizeAndGroup>>,
+  signatureBase: Uint8Array,
+): PreparedStatements {
+  return {
+    version: 1,
+    proofValueDigest: proofValueDigest(proofValue),
+    skolemized: grouped.skolemized.compact,
+    labelMap: [...grouped.labelMap],
+    nquads: grouped.nquads,
+    mandatoryIndexes: [...grouped.groups.mandatory!.matching.keys()],
+    signatureBase: Buffer.from(signatureBase).toString('base64url'),
+  };
+}
+
+/** A base proof's check; a valid one brings what later disclosures reuse, where the BBS suite can. */
+export type BaseProofCheck = { ok: true; prepared?: PreparedStatements } | { ok: false; reason: string };
 
 /**
  * Verifies an issuer's base proof, which the specification leaves to the holder: the proof
@@ -62,7 +84,7 @@ export async function verifyBaseProof(
   document: SecuredDocument,
   issuerPublicKey: Uint8Array,
   deps: Bbs2023Deps,
-): Promise<ProofCheck> {
+): Promise<BaseProofCheck> {
   const proof = document.proof;
   if (proof?.type !== 'DataIntegrityProof' || proof.cryptosuite !== 'bbs-2023') {
     return proofFailure('the proof is not a bbs-2023 DataIntegrityProof');
@@ -91,13 +113,19 @@ export async function verifyBaseProof(
       'the mandatory statements or the proof options differ from what the issuer signed (BBS header mismatch)',
     );
   }
-  const verified = await deps.bbs.verifySignature({
+  const signed = {
     publicKey: issuerPublicKey,
     signature: value.bbsSignature,
     header: input.header,
     messages: input.messages,
-  });
-  return verified ? { ok: true } : proofFailure('the BBS signature does not verify over the statements');
+  };
+  const failure = proofFailure('the BBS signature does not verify over the statements');
+  if (deps.bbs.verifySignatureKeepingBase) {
+    const signatureBase = await deps.bbs.verifySignatureKeepingBase(signed);
+    if (signatureBase === undefined) return failure;
+    return { ok: true, prepared: prepareStatements(proof.proofValue, input.grouped, signatureBase) };
+  }
+  return (await deps.bbs.verifySignature(signed)) ? { ok: true } : failure;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describeJsonLdError } from '../contexts/jsonld-errors.ts';
-import { type Bbs2023Deps, verifyBaseProof } from './base-proof.ts';
+import { type BaseProofCheck, type Bbs2023Deps, verifyBaseProof } from './base-proof.ts';
 import { type Disclosure, deriveDisclosure } from './disclosure.ts';
-import type { ProofCheck, SecuredDocument } from './shared.ts';
+import type { SecuredDocument } from './shared.ts';
 
 /**
  * The costly bbs-2023 operations the service runs, behind one interface so that they can run in
@@ -9,11 +9,13 @@ import type { ProofCheck, SecuredDocument } from './shared.ts';
  * data; JSON-LD problems of a credential come back as a failed check, not as an exception.
  */
 export interface Bbs2023Operations {
-  verifyBaseProof(document: SecuredDocument, issuerPublicKey: Uint8Array): Promise<ProofCheck>;
+  verifyBaseProof(document: SecuredDocument, issuerPublicKey: Uint8Array): Promise<BaseProofCheck>;
+  /** `prepared`: what a valid check returned for this credential, kept by the holder (optional). */
   deriveDisclosure(
     document: SecuredDocument,
     selectivePointers: string[],
     presentationHeader: Uint8Array,
+    prepared?: unknown,
   ): Promise<Disclosure>;
 }
 
@@ -22,7 +24,7 @@ export async function checkBaseProof(
   document: SecuredDocument,
   issuerPublicKey: Uint8Array,
   deps: Bbs2023Deps,
-): Promise<ProofCheck> {
+): Promise<BaseProofCheck> {
   try {
     return await verifyBaseProof(document, issuerPublicKey, deps);
   } catch (error) {
@@ -35,6 +37,7 @@ export async function checkBaseProof(
 export function inProcessOperations(deps: Bbs2023Deps): Bbs2023Operations {
   return {
     verifyBaseProof: (document, issuerPublicKey) => checkBaseProof(document, issuerPublicKey, deps),
-    deriveDisclosure: (document, pointers, header) => deriveDisclosure(document, pointers, header, deps),
+    deriveDisclosure: (document, pointers, header, prepared) =>
+      deriveDisclosure(document, pointers, header, deps, prepared),
   };
 }

@@ -82,7 +82,10 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
         summary: { ...summary, issuerCertificate: issuer.certificate },
         holder: { kind: 'did', did: sub },
         stored: jwt,
-        verify: () => verifyIssuerSignature(jwt, decoded, issuer),
+        verify: async () => {
+          await verifyIssuerSignature(jwt, decoded, issuer);
+          return {};
+        },
       };
     },
     summarize: (stored, context) => read(stored, context).summary,

@@ -73,6 +73,7 @@ export function createLdpVcFormat(deps: {
         async verify() {
           const result = await deps.operations.verifyBaseProof(checked.document, checked.issuerKey.publicKey);
           if (!result.ok) throw rejected(result.reason);
+          return { prepared: result.prepared };
         },
       };
     },
@@ -90,8 +91,13 @@ export function createLdpVcFormat(deps: {
     },
     verifierCanVerify: (_stored, parameters, holderBinding) =>
       parameters !== undefined && acceptsDataIntegrity(parameters, holderBinding),
-    async present({ stored, disclosed, holder, audience }) {
-      const derived = await discloseForVerifier(stored as SecuredDocument, disclosed, deps.operations);
+    async present({ stored, disclosed, holder, audience, prepared }) {
+      const derived = await discloseForVerifier(
+        stored as SecuredDocument,
+        disclosed,
+        deps.operations,
+        prepared,
+      );
       return holder ? signPresentation(derived, holder, audience, deps.jsonLd) : derived;
     },
     statusReference(stored) {

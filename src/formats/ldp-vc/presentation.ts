@@ -21,9 +21,10 @@ export async function discloseForVerifier(
   credential: SecuredDocument,
   claimPointers: string[],
   operations: Bbs2023Operations,
+  prepared?: unknown,
 ): Promise<SecuredDocument> {
   const pointers = disclosedPointers(credential, claimPointers, REQUIRED_FOR_VERIFICATION);
-  return (await operations.deriveDisclosure(credential, pointers, new Uint8Array())).credential;
+  return (await operations.deriveDisclosure(credential, pointers, new Uint8Array(), prepared)).credential;
 }
 
 /**

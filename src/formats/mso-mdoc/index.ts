@@ -425,7 +425,10 @@ export const msoMdocFormat: CredentialFormat = {
       summary: summaryOf(mdoc, info),
       holder: { kind: 'key', jwk: mdoc.deviceJwk },
       stored: value,
-      verify: () => verifyMdoc(mdoc, leaf),
+      verify: async () => {
+        await verifyMdoc(mdoc, leaf);
+        return {};
+      },
     };
   },
   summarize(stored, context) {

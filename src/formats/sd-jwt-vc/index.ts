@@ -129,7 +129,10 @@ export const sdJwtVcFormat: CredentialFormat = {
       summary: { ...summary, issuerCertificate: issuer.certificate },
       holder,
       stored: value,
-      verify: () => verifyIssuerSignature(issuerJwt, decodedJws, issuer),
+      verify: async () => {
+        await verifyIssuerSignature(issuerJwt, decodedJws, issuer);
+        return {};
+      },
     };
   },
   summarize(stored, context) {
