@@ -36,6 +36,8 @@ interface RoundTripResult {
   p50: number;
   p99: number;
   failures: number;
+  /** The server's CPU time (all threads) per round trip, ms. */
+  cpuMs: number;
 }
 
 export async function runOid4vpBenchmark(options: {
@@ -176,6 +178,7 @@ export async function runOid4vpBenchmark(options: {
     for (const kind of kinds) {
       for (let i = 0; i < 5; i++) await roundTrip(kind);
       for (const connections of options.connections) {
+        const cpuBefore = await server.cpuMicros();
         const { latencies, failures } = await closedLoop(
           () => roundTrip(kind),
           connections,
@@ -189,6 +192,7 @@ export async function runOid4vpBenchmark(options: {
           p50: percentile(latencies, 0.5),
           p99: percentile(latencies, 0.99),
           failures,
+          cpuMs: ((await server.cpuMicros()) - cpuBefore) / 1000 / Math.max(1, latencies.length),
         });
         console.error(`done: OpenID4VP round trip ${kind.format} ${options.database} c=${connections}`);
       }
@@ -197,13 +201,13 @@ export async function runOid4vpBenchmark(options: {
       results.find((r) => r.format === 'ldp_vc' && r.connections === connections)!.perSecond;
     const rows = results.map(
       (r) =>
-        `| OpenID4VP round trip ${r.format} (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${(r.perSecond / ldp(r.connections)).toFixed(2)}× | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} |`,
+        `| OpenID4VP round trip ${r.format} (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${(r.perSecond / ldp(r.connections)).toFixed(2)}× | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} | ${r.cpuMs.toFixed(1)} |`,
     );
     const peakRssMiB = await server.peakRssMiB();
     return {
       table: [
-        '| scenario | db | concurrent | round trips/s | vs ldp_vc | p50 ms | p99 ms | round trips | failures |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+        '| scenario | db | concurrent | round trips/s | vs ldp_vc | p50 ms | p99 ms | round trips | failures | server CPU ms/round trip |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
         ...rows,
       ].join('\n'),
       peakRssMiB,

@@ -47,7 +47,7 @@ const { values } = parseArgs({
 
 // Not the per-scenario HTTP table: the first two run in this process, oid4vp and oid4vci their own
 // server beside a verifier or an issuer.
-const IN_PROCESS = ['bbs', 'bbs-2023', 'oid4vp', 'oid4vci', 'refresh-dpop'];
+const IN_PROCESS = ['bbs', 'bbs-2023', 'proof-latency', 'oid4vp', 'oid4vci', 'refresh-dpop'];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
 if (names.includes('bbs')) {
@@ -59,6 +59,12 @@ if (names.includes('bbs-2023')) {
   console.log(`${await runBbs2023Benchmark({ iterations: 60, stockIterations: 15 })}\n`);
 }
 const databases = values.db!.split(',') as BenchDatabase[];
+if (names.includes('proof-latency')) {
+  const { runProofLatencyBenchmark } = await import('./proof-latency.ts');
+  for (const database of databases) {
+    console.log(`${await runProofLatencyBenchmark({ database, requests: 400, stockIterations: 15 })}\n`);
+  }
+}
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
 const connectionCounts = values.connections!.split(',').map(Number);
