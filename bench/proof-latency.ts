@@ -8,10 +8,7 @@
  *
  * `npm run bench -- --only=proof-latency [--db=sqlite]`
  */
-import { createDiscloseCryptosuite } from '@digitalbazaar/bbs-2023-cryptosuite';
-import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
-import * as vc from '@digitalbazaar/vc';
-import { createStockIssuer, stockDocumentLoader } from '../test/credentials/stock-issuer.ts';
+import { createStockIssuer, deriveWithStock, stockDocumentLoader } from '../test/credentials/stock-issuer.ts';
 import { benchCredential } from '../test/helpers/credential-factory.ts';
 import { credentialProof10, credentialProof50 } from './scenarios/credentials.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
@@ -26,17 +23,7 @@ async function stockDeriveMedian(claims: number, iterations: number): Promise<nu
     benchCredential(stock.did, 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK', claims),
   );
   const documentLoader = stockDocumentLoader();
-  const derive = () =>
-    vc.derive({
-      verifiableCredential: signed,
-      suite: new DataIntegrityProof({
-        cryptosuite: createDiscloseCryptosuite({
-          selectivePointers: ['/issuer', ...DISCLOSED],
-          presentationHeader: HEADER,
-        }),
-      }),
-      documentLoader,
-    });
+  const derive = () => deriveWithStock(signed, ['/issuer', ...DISCLOSED], HEADER, documentLoader);
   return summarise(await sample(derive, 3, iterations)).median;
 }
 

@@ -27,6 +27,17 @@ function changedAt(document: object, at: Array<string | number>): object {
   return copy;
 }
 
+/** A planned disclosure holds the spec example's reveal document, label map and indexes. */
+function assertSpecDisclosureData(plan: Awaited<ReturnType<typeof planDisclosure>>, example: string) {
+  const disclosure = readVector(`${example}derivedDisclosureData.json`);
+  const groups = readVector(`${example}derivedGroupIndexes.json`);
+  assert.deepEqual(plan.revealDocument, readVector(`${example}derivedUnsignedReveal.json`));
+  assert.deepEqual([...plan.verifierLabelMap], disclosure.labelMap.value);
+  assert.deepEqual(plan.mandatoryIndexes, disclosure.mandatoryIndexes);
+  assert.deepEqual(plan.selectiveIndexes, disclosure.adjSelectiveIndexes);
+  assert.deepEqual(plan.revealedIndexes, groups.combinedIndexes);
+}
+
 const SUITES = { 'Coffer BBS core': fastBbs, 'stock BBS': stockBbs };
 
 for (const [suiteName, bbs] of Object.entries(SUITES))
@@ -49,14 +60,7 @@ for (const [suiteName, bbs] of Object.entries(SUITES))
           const check = await verifyBaseProof(signed, publicKey, deps);
           assert.ok(check.ok && check.prepared);
           const selective = readVector(example ? 'prCredSelective.json' : 'windSelective.json');
-          const plan = await planDisclosure(signed, selective, deps, check.prepared);
-          const disclosure = readVector(`${example}derivedDisclosureData.json`);
-          const groups = readVector(`${example}derivedGroupIndexes.json`);
-          assert.deepEqual(plan.revealDocument, readVector(`${example}derivedUnsignedReveal.json`));
-          assert.deepEqual([...plan.verifierLabelMap], disclosure.labelMap.value);
-          assert.deepEqual(plan.mandatoryIndexes, disclosure.mandatoryIndexes);
-          assert.deepEqual(plan.selectiveIndexes, disclosure.adjSelectiveIndexes);
-          assert.deepEqual(plan.revealedIndexes, groups.combinedIndexes);
+          assertSpecDisclosureData(await planDisclosure(signed, selective, deps, check.prepared), example);
           // The derived proof made from them verifies on the stock BBS library.
           const header = Uint8Array.of(7, 7);
           const { credential } = await deriveDisclosure(signed, selective, header, deps, check.prepared);
@@ -103,14 +107,7 @@ for (const [suiteName, bbs] of Object.entries(SUITES))
 
       it("planning the spec's disclosure reproduces its reveal document, label map and indexes", async () => {
         const selective = readVector(example ? 'prCredSelective.json' : 'windSelective.json');
-        const plan = await planDisclosure(signed, selective, deps);
-        const disclosure = readVector(`${example}derivedDisclosureData.json`);
-        const groups = readVector(`${example}derivedGroupIndexes.json`);
-        assert.deepEqual(plan.revealDocument, readVector(`${example}derivedUnsignedReveal.json`));
-        assert.deepEqual([...plan.verifierLabelMap], disclosure.labelMap.value);
-        assert.deepEqual(plan.mandatoryIndexes, disclosure.mandatoryIndexes);
-        assert.deepEqual(plan.selectiveIndexes, disclosure.adjSelectiveIndexes);
-        assert.deepEqual(plan.revealedIndexes, groups.combinedIndexes);
+        assertSpecDisclosureData(await planDisclosure(signed, selective, deps), example);
       });
 
       it("the spec's derived document verifies with its presentation header, and not with another", async () => {

@@ -121,14 +121,27 @@ export async function verifyWithStock(derived: object, presentationHeader: Uint8
   return vc.verifyCredential({ credential: derived, suite, documentLoader: stockDocumentLoader() });
 }
 
+/**
+ * The stock verifier's verdict on a derived credential as the proof endpoint returns it: without
+ * the endpoint's `revealedPointers` and `revealedIndices` annotations, which are not signed.
+ */
+export async function verifyPresentedWithStock(
+  presented: { proof: Record<string, unknown> },
+  presentationHeader: Uint8Array,
+) {
+  const { revealedPointers: _pointers, revealedIndices: _indices, ...proof } = presented.proof;
+  return verifyWithStock({ ...presented, proof }, presentationHeader);
+}
+
 /** A derived credential made by the stock stack, as a holder outside Coffer would. */
 export async function deriveWithStock(
   signed: object,
   selectivePointers: string[],
   presentationHeader: Uint8Array,
+  documentLoader = stockDocumentLoader(),
 ) {
   const suite = new DataIntegrityProof({
     cryptosuite: createDiscloseCryptosuite({ selectivePointers, presentationHeader }),
   });
-  return vc.derive({ verifiableCredential: signed, suite, documentLoader: stockDocumentLoader() });
+  return vc.derive({ verifiableCredential: signed, suite, documentLoader });
 }
