@@ -10,7 +10,11 @@ test('the crypto pool finishes tasks in the order they arrived, so no request wa
   const signed = readVector('addSignedSDBase.json');
   const publicKey = vectorPublicKey();
   const first = await pool.verifyBaseProof(signed, publicKey);
-  assert.equal(first.ok && first.prepared?.version, 1, 'a valid check in a worker brings its prepared statements');
+  assert.equal(
+    first.ok && first.prepared?.version,
+    1,
+    'a valid check in a worker brings its prepared statements',
+  );
 
   const finished: number[] = [];
   await Promise.all(
