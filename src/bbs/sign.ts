@@ -39,7 +39,7 @@ export function coreVerify(
   header: Uint8Array,
   messageScalars: readonly bigint[],
 ): boolean {
-  return coreVerifyWithBase(publicKey, signature, header, messageScalars) !== undefined;
+  return verifiedSignature(publicKey, signature, header, messageScalars) !== undefined;
 }
 
 /**
@@ -53,6 +53,19 @@ export function coreVerifyWithBase(
   header: Uint8Array,
   messageScalars: readonly bigint[],
 ): Uint8Array | undefined {
+  const verified = verifiedSignature(publicKey, signature, header, messageScalars);
+  if (verified === undefined) return undefined;
+  const { a, e, aTimesEMinusB } = verified;
+  return g1ToBytes(g1MultiScalarMul([a, aTimesEMinusB], [e, Fr.neg(1n)]));
+}
+
+/** The decoded signature and A * e - B when the signature is valid, else undefined. */
+function verifiedSignature(
+  publicKey: Uint8Array,
+  signature: Uint8Array,
+  header: Uint8Array,
+  messageScalars: readonly bigint[],
+) {
   const decoded = octetsToSignature(signature);
   if (decoded === undefined) return undefined;
   const w = publicKeyFromOctets(publicKey);
@@ -68,5 +81,5 @@ export function coreVerifyWithBase(
     [decoded.e, Fr.neg(1n), Fr.neg(domain), ...messageScalars.map((m) => Fr.neg(m))],
   );
   if (!pairingProductIsIdentity(decoded.a, w, aTimesEMinusB)) return undefined;
-  return g1ToBytes(g1MultiScalarMul([decoded.a, aTimesEMinusB], [decoded.e, Fr.neg(1n)]));
+  return { ...decoded, aTimesEMinusB };
 }

@@ -42,8 +42,13 @@ export function createPooledOperations(options: {
   }
 
   return {
-    async verifyBaseProof(document, issuerPublicKey) {
-      const result = await run({ op: 'verifyBaseProof', document, issuerPublicKey });
+    async verifyBaseProof(document, issuerPublicKey, options) {
+      const result = await run({
+        op: 'verifyBaseProof',
+        document,
+        issuerPublicKey,
+        ...(options && { options }),
+      });
       return result.kind === 'done'
         ? (result.value as Awaited<ReturnType<Bbs2023Operations['verifyBaseProof']>>)
         : { ok: false, reason: unknownContextReason(result.url) };

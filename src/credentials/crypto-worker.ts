@@ -1,4 +1,5 @@
 import { fastBbs } from '../bbs/index.ts';
+import type { VerifyBaseProofOptions } from './bbs-2023/base-proof.ts';
 import { deriveDisclosure } from './bbs-2023/disclosure.ts';
 import { checkBaseProof } from './bbs-2023/operations.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
@@ -15,6 +16,7 @@ export type CryptoTask =
       op: 'verifyBaseProof';
       document: SecuredDocument;
       issuerPublicKey: Uint8Array;
+      options?: VerifyBaseProofOptions;
       contexts: Record<string, object>;
     }
   | {
@@ -46,7 +48,7 @@ export default async function runCryptoTask(task: CryptoTask): Promise<CryptoTas
   try {
     const value =
       task.op === 'verifyBaseProof'
-        ? await checkBaseProof(task.document, task.issuerPublicKey, deps)
+        ? await checkBaseProof(task.document, task.issuerPublicKey, deps, task.options)
         : await deriveDisclosure(task.document, task.pointers, task.presentationHeader, deps, task.prepared);
     // A context the loader lacked aborts JSON-LD processing, whatever the operation made of it.
     if (missing) return { kind: 'unknown_context', url: missing };

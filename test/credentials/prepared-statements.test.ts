@@ -40,9 +40,14 @@ describe('prepared statements: a disclosure from what the store kept equals one 
       '/issuer',
       '/credentialSubject/id',
     ])) as unknown as SecuredDocument;
-    const check = await verifyBaseProof(signed, publicKey, deps);
+    const check = await verifyBaseProof(signed, publicKey, deps, { prepare: true });
     assert.ok(check.ok && check.prepared, 'a valid base proof comes with prepared statements');
     prepared = check.prepared;
+  });
+
+  it('a check that does not ask for them (a status list) brings none back', async () => {
+    const check = await verifyBaseProof(signed, publicKey, deps);
+    assert.deepEqual(check, { ok: true });
   });
 
   it("they survive the block store's encoding (dag-cbor) and the worker threads' (structured clone)", () => {

@@ -70,7 +70,12 @@ function prepareStatements(
   };
 }
 
-/** A base proof's check; a valid one brings what later disclosures reuse, where the BBS suite can. */
+export interface VerifyBaseProofOptions {
+  /** Return the prepared statements too (a holder storing the credential), where the BBS suite can. */
+  prepare?: boolean;
+}
+
+/** A base proof's check; asked to, a valid one brings what later disclosures reuse. */
 export type BaseProofCheck = { ok: true; prepared?: PreparedStatements } | { ok: false; reason: string };
 
 /**
@@ -84,6 +89,7 @@ export async function verifyBaseProof(
   document: SecuredDocument,
   issuerPublicKey: Uint8Array,
   deps: Bbs2023Deps,
+  options: VerifyBaseProofOptions = {},
 ): Promise<BaseProofCheck> {
   const proof = document.proof;
   if (proof?.type !== 'DataIntegrityProof' || proof.cryptosuite !== 'bbs-2023') {
@@ -120,7 +126,7 @@ export async function verifyBaseProof(
     messages: input.messages,
   };
   const failure = proofFailure('the BBS signature does not verify over the statements');
-  if (deps.bbs.verifySignatureKeepingBase) {
+  if (options.prepare && deps.bbs.verifySignatureKeepingBase) {
     const signatureBase = await deps.bbs.verifySignatureKeepingBase(signed);
     if (signatureBase === undefined) return failure;
     return { ok: true, prepared: prepareStatements(proof.proofValue, input.grouped, signatureBase) };

@@ -1,5 +1,10 @@
 import { describeJsonLdError } from '../contexts/jsonld-errors.ts';
-import { type BaseProofCheck, type Bbs2023Deps, verifyBaseProof } from './base-proof.ts';
+import {
+  type BaseProofCheck,
+  type Bbs2023Deps,
+  type VerifyBaseProofOptions,
+  verifyBaseProof,
+} from './base-proof.ts';
 import { type Disclosure, deriveDisclosure } from './disclosure.ts';
 import type { SecuredDocument } from './shared.ts';
 
@@ -9,7 +14,11 @@ import type { SecuredDocument } from './shared.ts';
  * data; JSON-LD problems of a credential come back as a failed check, not as an exception.
  */
 export interface Bbs2023Operations {
-  verifyBaseProof(document: SecuredDocument, issuerPublicKey: Uint8Array): Promise<BaseProofCheck>;
+  verifyBaseProof(
+    document: SecuredDocument,
+    issuerPublicKey: Uint8Array,
+    options?: VerifyBaseProofOptions,
+  ): Promise<BaseProofCheck>;
   /** `prepared`: what a valid check returned for this credential, kept by the holder (optional). */
   deriveDisclosure(
     document: SecuredDocument,
@@ -24,9 +33,10 @@ export async function checkBaseProof(
   document: SecuredDocument,
   issuerPublicKey: Uint8Array,
   deps: Bbs2023Deps,
+  options: VerifyBaseProofOptions = {},
 ): Promise<BaseProofCheck> {
   try {
-    return await verifyBaseProof(document, issuerPublicKey, deps);
+    return await verifyBaseProof(document, issuerPublicKey, deps, options);
   } catch (error) {
     const reason = describeJsonLdError(error);
     if (reason) return { ok: false, reason };
@@ -36,7 +46,8 @@ export async function checkBaseProof(
 
 export function inProcessOperations(deps: Bbs2023Deps): Bbs2023Operations {
   return {
-    verifyBaseProof: (document, issuerPublicKey) => checkBaseProof(document, issuerPublicKey, deps),
+    verifyBaseProof: (document, issuerPublicKey, options) =>
+      checkBaseProof(document, issuerPublicKey, deps, options),
     deriveDisclosure: (document, pointers, header, prepared) =>
       deriveDisclosure(document, pointers, header, deps, prepared),
   };

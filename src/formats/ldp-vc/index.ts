@@ -71,7 +71,13 @@ export function createLdpVcFormat(deps: {
         holder: { kind: 'did', did: checked.subject },
         stored: value,
         async verify() {
-          const result = await deps.operations.verifyBaseProof(checked.document, checked.issuerKey.publicKey);
+          const result = await deps.operations.verifyBaseProof(
+            checked.document,
+            checked.issuerKey.publicKey,
+            {
+              prepare: true,
+            },
+          );
           if (!result.ok) throw rejected(result.reason);
           return { prepared: result.prepared };
         },
