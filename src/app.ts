@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
 import { loadTrustAnchors } from './config/trust-anchors.ts';
+import { loadVerifierAttestationIssuers } from './config/verifier-attestation-issuers.ts';
 import { inProcessOperations } from './credentials/bbs-2023/operations.ts';
 import { findRegisteredContext } from './credentials/contexts/context-repository.ts';
 import { createContextRegistry } from './credentials/contexts/document-loader.ts';
@@ -282,6 +283,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       outbound,
       allowPrivateTargets: config.allowPrivateTargets,
       trustAnchors: await loadTrustAnchors(config.verifierTrustAnchors, 'VERIFIER_TRUST_ANCHORS'),
+      attestationIssuers: await loadVerifierAttestationIssuers(config.verifierAttestationIssuers),
+      transactionDataTypes: config.transactionDataTypes,
       walletAudiences: [SELF_ISSUED_AUDIENCE, config.publicUrl],
       now: () => new Date(),
     },

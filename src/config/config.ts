@@ -38,6 +38,10 @@ export interface Config {
   verifierTrustAnchors: string | undefined;
   /** PEM file of CA certificates that credential issuers' certificates are marked trusted by. */
   issuerTrustAnchors: string | undefined;
+  /** JWKS file of the issuers whose Verifier Attestation JWTs identify verifiers. */
+  verifierAttestationIssuers: string | undefined;
+  /** Transaction data types (OpenID4VP §5.1) the person may be asked to confirm; none by default. */
+  transactionDataTypes: string[];
   logLevel: LogLevel;
   bodyLimit: number;
   /** Requests per minute per API token (or per address when none is sent); 0 turns the limit off. */
@@ -52,6 +56,24 @@ export interface Config {
   oid4vciClientId: string;
   /** Seconds a deferred issuance is polled before the wallet gives up on it. */
   deferredIssuanceTimeout: number;
+}
+
+/** TRANSACTION_DATA_TYPES: comma-separated type identifiers (URIs or collision-resistant names). */
+function readTransactionDataTypes(env: NodeJS.ProcessEnv): string[] {
+  const raw = env['TRANSACTION_DATA_TYPES'];
+  if (!raw) return [];
+  const types = raw
+    .split(',')
+    .map((type) => type.trim())
+    .filter((type) => type.length > 0);
+  const bad = types.find((type) => type.length > 256 || /[\s"<>]/.test(type));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      'TRANSACTION_DATA_TYPES',
+      `"${bad.slice(0, 60)}" is not a transaction data type identifier`,
+    );
+  }
+  return [...new Set(types)];
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -141,6 +163,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const issuerTrustAnchors = env['ISSUER_TRUST_ANCHORS']
     ? path.resolve(env['ISSUER_TRUST_ANCHORS'])
     : undefined;
+  const verifierAttestationIssuers = env['VERIFIER_ATTESTATION_ISSUERS']
+    ? path.resolve(env['VERIFIER_ATTESTATION_ISSUERS'])
+    : undefined;
+  const transactionDataTypes = readTransactionDataTypes(env);
   const logLevel = (env['LOG_LEVEL'] || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -188,6 +214,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     allowPrivateTargets,
     verifierTrustAnchors,
     issuerTrustAnchors,
+    verifierAttestationIssuers,
+    transactionDataTypes,
     logLevel,
     bodyLimit,
     apiRateLimit,

@@ -104,6 +104,8 @@ export interface PresentationInput {
   audience: Audience;
   /** What the store's check kept for this credential (CredentialCheck.prepared), if anything. */
   prepared?: unknown;
+  /** Claims the key binding JWT adds (transaction_data_hashes); only SD-JWT VC carries them. */
+  keyBindingClaims?: Record<string, unknown>;
 }
 
 /**

@@ -23,10 +23,21 @@ export function chainsToAnchor(
   anchors: X509Certificate[],
   now: Date,
 ): boolean {
-  const isAnchor = (c: X509Certificate) => anchors.some((a) => a.raw.equals(c.raw));
+  return anchorOf(leaf, intermediates, anchors, now) !== undefined;
+}
+
+/** The trust anchor the leaf chains to (see chainsToAnchor), or undefined. */
+export function anchorOf(
+  leaf: X509Certificate,
+  intermediates: X509Certificate[],
+  anchors: X509Certificate[],
+  now: Date,
+): X509Certificate | undefined {
+  const anchorEqual = (c: X509Certificate) => anchors.find((a) => a.raw.equals(c.raw));
   let current = leaf;
   for (let depth = 0; depth < MAX_CHAIN; depth++) {
-    if (isAnchor(current)) return true;
+    const anchor = anchorEqual(current);
+    if (anchor) return anchor;
     let next: X509Certificate | undefined;
     for (const candidate of [...anchors, ...intermediates.filter((c) => c.ca)]) {
       if (issuedBy(current, candidate, now)) {
@@ -34,9 +45,8 @@ export function chainsToAnchor(
         break;
       }
     }
-    if (!next) return false;
-    if (isAnchor(next)) return true;
+    if (!next) return undefined;
     current = next;
   }
-  return false;
+  return undefined;
 }

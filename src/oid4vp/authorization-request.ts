@@ -11,17 +11,23 @@ import {
   OutboundError,
   type OutboundResponse,
 } from '../http/outbound.ts';
-import { type ClientIdentifier, parseClientIdentifier } from './client-identifier.ts';
+import { type VerifierAttestation, verifyAttestedRequestObject } from './attested-request-object.ts';
+import { CLIENT_ID_PREFIXES, type ClientIdentifier, parseClientIdentifier } from './client-identifier.ts';
+import { verifyDidRequestObject } from './did-request-object.ts';
 import { invalidRequest, Oid4vpError } from './oid4vp-errors.ts';
 import { AuthorizationParameters, ClientMetadata } from './oid4vp-schemas.ts';
 import {
   checkRequestObjectClaims,
   SIGNING_ALGORITHMS,
-  type VerifierCertificate,
   verifyRegisteredRequestObject,
-  verifyX509HashRequestObject,
 } from './request-object.ts';
 import { CONTENT_ALGORITHMS, chooseEncryption, KEY_ALGORITHMS } from './response-encryption.ts';
+import { parseTransactionData, type TransactionDataItem } from './transaction-data.ts';
+import {
+  type VerifierCertificate,
+  verifyX509HashRequestObject,
+  verifyX509SanDnsRequestObject,
+} from './x509-request-object.ts';
 
 export type ResponseMode = 'fragment' | 'direct_post' | 'direct_post.jwt';
 const RESPONSE_MODES: ResponseMode[] = ['fragment', 'direct_post', 'direct_post.jwt'];
@@ -31,10 +37,19 @@ export interface Verifier {
   /** The full client identifier, prefix included: the presentation's `domain`. */
   clientId: string;
   kind: ClientIdentifier['prefix'];
-  /** The registered name; for other verifiers the certificate subject or the redirect URI's host. */
+  /**
+   * The registered name; the certificate subject (x509_hash), DNS name (x509_san_dns), attested
+   * subject, DID, or the redirect URI's host.
+   */
   name: string;
+  /** Whether the wallet established who this is: registered, a trusted chain, a trusted attestation. */
+  verified: boolean;
   registeredClientId: number | null;
   certificate: VerifierCertificate | null;
+  /** The `iss` of the Verifier Attestation JWT (verifier_attestation). */
+  attestationIssuer: string | null;
+  /** The DID (decentralized_identifier): it proves who signed, not who that is. */
+  did: string | null;
   privacyLink: string | null;
 }
 
@@ -47,6 +62,8 @@ export interface PresentationRequest {
   nonce: string;
   state: string | null;
   dcqlQuery: DcqlQuery.Output;
+  /** What the person confirms with the presentation (§5.1); empty when the verifier sent none. */
+  transactionData: TransactionDataItem[];
   metadata: ClientMetadata;
   /** A request object's `exp` (epoch seconds): its nonce must be remembered at least that long. */
   expiresAt: number | null;
@@ -77,6 +94,10 @@ export interface AuthorizationRequestDeps {
   outbound: OutboundClient;
   allowPrivateTargets: boolean;
   trustAnchors: X509Certificate[];
+  /** VERIFIER_ATTESTATION_ISSUERS: the keys whose Verifier Attestation JWTs are trusted. */
+  attestationIssuers: JWK[];
+  /** TRANSACTION_DATA_TYPES: the transaction data types the person may be asked to confirm. */
+  transactionDataTypes: string[];
   /** Accepted `aud` values of request objects (§5.8: https://self-issued.me/v2, or this wallet). */
   walletAudiences: string[];
   now: () => Date;
@@ -84,6 +105,14 @@ export interface AuthorizationRequestDeps {
 
 /** The `aud` of request objects under static discovery (§5.8). */
 export const SELF_ISSUED_AUDIENCE = 'https://self-issued.me/v2';
+
+/** Prefixes whose identity rests on a signature: their requests come only as signed request objects. */
+const SIGNED_ONLY: ClientIdentifier['prefix'][] = [
+  'x509_hash',
+  'x509_san_dns',
+  'verifier_attestation',
+  'decentralized_identifier',
+];
 
 const checkParameters = Compile(AuthorizationParameters);
 const checkMetadata = Compile(ClientMetadata);
@@ -107,6 +136,15 @@ function jsonMember(params: Record<string, unknown>, name: string): unknown {
     return JSON.parse(value);
   } catch {
     throw invalidRequest(`${name} is not valid JSON`);
+  }
+}
+
+/** transaction_data: an array in a request object, JSON text in a query; malformed either way is invalid_transaction_data. */
+function transactionDataMember(params: Record<string, unknown>): unknown {
+  try {
+    return jsonMember(params, 'transaction_data');
+  } catch {
+    throw new Oid4vpError('invalid_transaction_data', 'transaction_data is not valid JSON');
   }
 }
 
@@ -175,7 +213,7 @@ export const WALLET_METADATA = {
     },
     jwt_vc_json: { alg_values: ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] },
   },
-  client_id_prefixes_supported: ['pre-registered', 'x509_hash', 'redirect_uri'],
+  client_id_prefixes_supported: CLIENT_ID_PREFIXES,
   response_modes_supported: RESPONSE_MODES,
   request_object_signing_alg_values_supported: SIGNING_ALGORITHMS,
   authorization_encryption_alg_values_supported: KEY_ALGORITHMS,
@@ -190,6 +228,7 @@ interface Authenticated {
   id: ClientIdentifier;
   registered: RegisteredVerifier | undefined;
   certificate: VerifierCertificate | null;
+  attestation: VerifierAttestation | null;
   params: Record<string, unknown>;
   expiresAt: number | null;
 }
@@ -212,12 +251,12 @@ async function authenticate(
   }
   const byReference = query['request_uri'] !== undefined;
   if (query['request'] === undefined && !byReference) {
-    if (id.prefix === 'x509_hash') {
+    if (SIGNED_ONLY.includes(id.prefix)) {
       throw invalidRequest(
-        'an x509_hash verifier must send a signed request object (request or request_uri)',
+        `an ${id.prefix} verifier must send a signed request object (request or request_uri)`,
       );
     }
-    return { id, registered, certificate: null, params: query, expiresAt: null };
+    return { id, registered, certificate: null, attestation: null, params: query, expiresAt: null };
   }
   if (id.prefix === 'redirect_uri') {
     throw invalidRequest(
@@ -230,14 +269,28 @@ async function authenticate(
   const now = deps.now();
   let payload: JWTPayload;
   let certificate: VerifierCertificate | null = null;
-  if (id.prefix === 'x509_hash') {
-    ({ payload, certificate } = await verifyX509HashRequestObject(jwt, id.hash, {
-      now,
-      trustAnchors: deps.trustAnchors,
-    }));
-  } else {
-    const keys = (registered!.metadata?.jwks?.keys ?? []) as JWK[];
-    payload = await verifyRegisteredRequestObject(jwt, keys, now);
+  let attestation: VerifierAttestation | null = null;
+  const trust = { now, trustAnchors: deps.trustAnchors };
+  switch (id.prefix) {
+    case 'x509_hash':
+      ({ payload, certificate } = await verifyX509HashRequestObject(jwt, id.hash, trust));
+      break;
+    case 'x509_san_dns':
+      ({ payload, certificate } = await verifyX509SanDnsRequestObject(jwt, id.dnsName, trust));
+      break;
+    case 'verifier_attestation':
+      ({ payload, attestation } = await verifyAttestedRequestObject(jwt, id.subject, {
+        now,
+        attestationIssuers: deps.attestationIssuers,
+      }));
+      break;
+    case 'decentralized_identifier':
+      ({ payload } = await verifyDidRequestObject(jwt, id.did, { now, outbound: deps.outbound }));
+      break;
+    default: {
+      const keys = (registered!.metadata?.jwks?.keys ?? []) as JWK[];
+      payload = await verifyRegisteredRequestObject(jwt, keys, now);
+    }
   }
   checkRequestObjectClaims(payload, {
     clientId: id.clientId,
@@ -249,6 +302,7 @@ async function authenticate(
     id,
     registered,
     certificate,
+    attestation,
     params: withoutJwtClaims(payload),
     expiresAt: typeof payload.exp === 'number' ? payload.exp : null,
   };
@@ -291,6 +345,20 @@ function responseTarget(auth: Authenticated, deps: AuthorizationRequestDeps): Er
   if (auth.id.prefix === 'redirect_uri' && target !== auth.id.uri) {
     throw invalidRequest(`${wanted} must be the URI the client_id names`);
   }
+  // §5.9.3: without a list of trusted client identifiers, the answer goes to the certified host only.
+  if (auth.id.prefix === 'x509_san_dns' && url.hostname.toLowerCase() !== auth.id.dnsName) {
+    throw new Oid4vpError(
+      'invalid_client',
+      `${wanted} must be on ${auth.id.dnsName}, the host the certificate names`,
+    );
+  }
+  const attested = auth.attestation?.redirectUris;
+  if (attested && !direct && !attested.includes(target)) {
+    throw new Oid4vpError(
+      'invalid_client',
+      'redirect_uri is not one of the redirect_uris of the verifier attestation',
+    );
+  }
   if (auth.registered && !auth.registered.responseUris.includes(target)) {
     throw invalidRequest(`${wanted} is not registered for this verifier`);
   }
@@ -319,8 +387,49 @@ function takesAFormatOfThisWallet(query: DcqlQuery.Output, metadata: ClientMetad
   });
 }
 
+/** What the consent page calls the verifier. */
+function nameOf(auth: Authenticated, returnTo: ErrorReturn): string {
+  const id = auth.id;
+  switch (id.prefix) {
+    case 'pre-registered':
+      return auth.registered!.name;
+    case 'x509_hash':
+      return auth.certificate!.subject;
+    case 'x509_san_dns':
+      return id.dnsName;
+    case 'verifier_attestation':
+      return id.subject;
+    case 'decentralized_identifier':
+      return id.did;
+    case 'redirect_uri':
+      return new URL(returnTo.target).host;
+  }
+}
+
+/**
+ * Registered verifiers, trusted chains and trusted attestations are verified; an x509_hash
+ * certificate outside the trust anchors, a DID (it proves who signed, not who that is) and a
+ * redirect URI are not, and the consent page says so.
+ */
+function verifiedIdentity(auth: Authenticated): boolean {
+  switch (auth.id.prefix) {
+    case 'pre-registered':
+    case 'verifier_attestation':
+      return true;
+    case 'x509_hash':
+    case 'x509_san_dns':
+      return auth.certificate?.trusted === true;
+    default:
+      return false;
+  }
+}
+
 /** Step 5: the rest of the request, with the verifier and its target known (errors go back to it). */
-async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise<PresentationRequest> {
+async function checkRequest(
+  auth: Authenticated,
+  returnTo: ErrorReturn,
+  deps: AuthorizationRequestDeps,
+): Promise<PresentationRequest> {
   const p = auth.params;
   const unwanted = returnTo.responseMode === 'fragment' ? 'response_uri' : 'redirect_uri';
   if (p[unwanted] !== undefined) {
@@ -334,9 +443,6 @@ async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise
   }
   if (p['response_type'] !== 'vp_token') {
     throw new Oid4vpError('unsupported_response_type', 'response_type must be vp_token');
-  }
-  if (p['transaction_data'] !== undefined) {
-    throw new Oid4vpError('invalid_transaction_data', 'this wallet does not support transaction_data');
   }
   if (typeof p['nonce'] !== 'string') throw invalidRequest('nonce is required');
   if (p['dcql_query'] === undefined) {
@@ -377,6 +483,10 @@ async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise
       `dcql_query is not a valid DCQL query: ${String((error as Error).message).slice(0, 300)}`,
     );
   }
+  const transactionData =
+    p['transaction_data'] === undefined
+      ? []
+      : parseTransactionData(transactionDataMember(p), dcqlQuery, deps.transactionDataTypes);
   if (!takesAFormatOfThisWallet(dcqlQuery, metadata)) {
     throw new Oid4vpError(
       'vp_formats_not_supported',
@@ -393,12 +503,12 @@ async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise
     verifier: {
       clientId: auth.id.clientId,
       kind: auth.id.prefix,
-      name:
-        auth.registered?.name ??
-        auth.certificate?.subject ??
-        (auth.id.prefix === 'redirect_uri' ? new URL(returnTo.target).host : auth.id.clientId),
+      name: nameOf(auth, returnTo),
+      verified: verifiedIdentity(auth),
       registeredClientId: auth.registered?.clientId ?? null,
       certificate: auth.certificate,
+      attestationIssuer: auth.attestation?.issuer ?? null,
+      did: auth.id.prefix === 'decentralized_identifier' ? auth.id.did : null,
       privacyLink: auth.registered?.privacyLink ?? null,
     },
     responseMode: returnTo.responseMode,
@@ -406,6 +516,7 @@ async function checkRequest(auth: Authenticated, returnTo: ErrorReturn): Promise
     nonce: p['nonce'],
     state: returnTo.state,
     dcqlQuery,
+    transactionData,
     metadata,
     expiresAt: auth.expiresAt,
   };
@@ -423,7 +534,7 @@ export async function resolveAuthorizationRequest(
   try {
     const auth = await authenticate(textParameters(query), deps);
     returnTo = responseTarget(auth, deps);
-    return { ok: true, request: await checkRequest(auth, returnTo) };
+    return { ok: true, request: await checkRequest(auth, returnTo, deps) };
   } catch (error) {
     if (!(error instanceof Oid4vpError)) throw error;
     return { ok: false, error, returnTo };

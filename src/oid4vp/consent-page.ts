@@ -92,25 +92,68 @@ dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 const pathText = (path: unknown[]) => path.map((p) => (p === null ? '*' : String(p))).join(' › ');
 const valueText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
+const UNVERIFIED = '<p class="warning">Unverified: share only if you know who this is.</p>';
+
+/** How the verifier was identified (DESIGN.md, Hosted wallet), and a warning for every unverified one. */
+function identification(v: Consent['verifier']): string[] {
+  const certificate = v.certificate;
+  switch (v.prefix) {
+    case 'pre-registered':
+      return ['<p>A verifier registered with this wallet.</p>'];
+    case 'x509_hash':
+    case 'x509_san_dns': {
+      const lines = [
+        `<p>Identified by certificate${v.prefix === 'x509_san_dns' ? ` for <strong>${escapeHtml(v.name)}</strong>` : ''}<br>Subject: ${escapeHtml(certificate!.subject)}<br>
+SHA-256 fingerprint: <code>${escapeHtml(certificate!.fingerprint)}</code></p>`,
+      ];
+      lines.push(
+        certificate!.anchor
+          ? `<p>Certified by ${escapeHtml(certificate!.anchor)}, an authority this wallet trusts.</p>`
+          : '<p class="warning">Unverified: this certificate does not chain to an authority this wallet trusts. Share only if you know who this is.</p>',
+      );
+      return lines;
+    }
+    case 'verifier_attestation':
+      return [
+        `<p>Attested by <strong>${escapeHtml(v.attestation_issuer ?? '')}</strong>, an attestation issuer this wallet trusts.</p>`,
+      ];
+    case 'decentralized_identifier':
+      return [
+        `<p>Identified by its DID <code>${escapeHtml(v.did ?? v.name)}</code>.</p>`,
+        '<p class="warning">Unverified: a DID proves only that the request was signed with its key, not who holds it. Share only if you know who this is.</p>',
+      ];
+    case 'redirect_uri':
+      return [
+        `<p class="warning">Unverified: this verifier is known only by its address, ${escapeHtml(v.client_id.slice('redirect_uri:'.length))}.</p>`,
+      ];
+    default:
+      return v.verified ? [] : [UNVERIFIED];
+  }
+}
+
 function verifierSection(consent: Consent): string {
   const v = consent.verifier;
-  const lines = [`<p><strong>${escapeHtml(v.name)}</strong> asks to see some of your credentials.</p>`];
-  if (v.certificate) {
-    lines.push(`<p>Identified by certificate<br>Subject: ${escapeHtml(v.certificate.subject)}<br>
-SHA-256 fingerprint: <code>${escapeHtml(v.certificate.fingerprint)}</code></p>`);
-    if (!v.certificate.trusted) {
-      lines.push(
-        '<p class="warning">Unverified: this certificate does not chain to an authority this wallet trusts. Share only if you know who this is.</p>',
-      );
-    }
-  } else if (v.kind === 'redirect_uri') {
-    lines.push(
-      `<p class="warning">Unverified: this verifier is known only by its address, ${escapeHtml(v.client_id.slice('redirect_uri:'.length))}.</p>`,
-    );
-  } else {
-    lines.push('<p>A verifier registered with this wallet.</p>');
-  }
+  const lines = [
+    `<p><strong>${escapeHtml(v.name)}</strong> asks to see some of your credentials.</p>`,
+    ...identification(v),
+  ];
   return `<section aria-labelledby="verifier-heading" class="verifier"><h2 id="verifier-heading">Who asks</h2>${lines.join('\n')}</section>`;
+}
+
+/** Each transaction the person confirms by sharing: its type, then one labelled line per field as sent. */
+function transactionSection(consent: Consent): string {
+  if (consent.transaction_data.length === 0) return '';
+  const items = consent.transaction_data
+    .map((item, i) => {
+      const fields = Object.entries(item.fields)
+        .map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(valueText(value))}</dd>`)
+        .join('');
+      return `<li id="transaction-${i}"><dl><dt>Type</dt><dd>${escapeHtml(item.type)}</dd>${fields}</dl></li>`;
+    })
+    .join('\n');
+  return `<section aria-labelledby="transaction-heading" class="verifier"><h2 id="transaction-heading">What you confirm</h2>
+<p>Sharing also signs your confirmation of ${consent.transaction_data.length === 1 ? 'this transaction' : 'these transactions'}, exactly as shown:</p>
+<ol>${items}</ol></section>`;
 }
 
 /** A long identifier (a did:key is ~130 characters) cut for a label; the full one is listed below it. */
@@ -206,7 +249,7 @@ export function renderConsentPage(input: ConsentPageInput): string {
   } else {
     const requests = consent.requests.map(requestFieldset).join('\n');
     const share = consent.satisfiable
-      ? '<button type="submit" id="approve-button">Share</button>'
+      ? `<button type="submit" id="approve-button">${consent.transaction_data.length ? 'Confirm and share' : 'Share'}</button>`
       : `<p>You cannot answer this request: ${escapeHtml(consent.unsatisfiable_reason ?? 'no credential matches')}.</p>`;
     main = `<form id="consent-form">
 <h2>What will be shared</h2>
@@ -222,6 +265,7 @@ ${requests}
 <div id="login-status" class="status" role="status" aria-live="polite"></div>
 <noscript><p class="error">This page needs JavaScript.</p></noscript>
 ${verifierSection(consent)}
+${transactionSection(consent)}
 ${main}
 ${input.loggedIn ? SIGN_OUT_SECTION : ''}
 </main>

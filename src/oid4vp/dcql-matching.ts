@@ -134,7 +134,11 @@ function selectedClaims(
  * Whether the verifier can verify a presentation of the credential (its `vp_formats_supported`
  * algorithms, §B); a credential it could not verify matches nothing.
  */
-export type VerifierAccepts = (credential: HeldCredential, holderBinding: boolean) => boolean;
+export type VerifierAccepts = (
+  credential: HeldCredential,
+  holderBinding: boolean,
+  queryId: string,
+) => boolean;
 
 export function evaluateDcql(
   query: DcqlQuery.Output,
@@ -153,7 +157,10 @@ export function evaluateDcql(
     const holderBinding = credentialQuery.require_cryptographic_holder_binding !== false;
     const valid = (matches[credentialQuery.id]?.valid_credentials ?? []).filter((match) => {
       const credential = held[match.input_credential_index]!;
-      return credential.format === credentialQuery.format && verifierAccepts(credential, holderBinding);
+      return (
+        credential.format === credentialQuery.format &&
+        verifierAccepts(credential, holderBinding, credentialQuery.id)
+      );
     });
     return {
       queryId: credentialQuery.id,

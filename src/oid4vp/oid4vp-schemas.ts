@@ -52,7 +52,10 @@ export const AuthorizeQuery = Type.Object(
     response_type: Type.Optional(Type.String({ description: 'vp_token' })),
     response_mode: Type.Optional(Type.String({ description: 'fragment, direct_post or direct_post.jwt' })),
     client_id: Type.Optional(
-      Type.String({ description: 'A registered verifier id, x509_hash:<hash> or redirect_uri:<uri>' }),
+      Type.String({
+        description:
+          'A registered verifier id, or x509_hash:, x509_san_dns:, verifier_attestation:, decentralized_identifier: or redirect_uri: with its value',
+      }),
     ),
     redirect_uri: Type.Optional(Type.String()),
     response_uri: Type.Optional(Type.String()),
@@ -63,6 +66,21 @@ export const AuthorizeQuery = Type.Object(
     request: Type.Optional(Type.String({ description: 'A signed request object' })),
     request_uri: Type.Optional(Type.String({ description: 'Where to fetch the signed request object' })),
     request_uri_method: Type.Optional(Type.String({ description: 'get or post' })),
+    transaction_data: Type.Optional(
+      Type.String({ description: 'JSON array of base64url-encoded transaction data objects (§5.1)' }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/** One transaction data object (§5.1) as decoded: the common fields; the type's own fields are kept as sent. */
+export const TransactionDataObject = Type.Object(
+  {
+    type: Type.String({ minLength: 1, maxLength: 256 }),
+    credential_ids: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 20 }),
+    transaction_data_hashes_alg: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 32 }), { minItems: 1, maxItems: 10 }),
+    ),
   },
   { additionalProperties: true },
 );

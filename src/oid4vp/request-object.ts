@@ -1,4 +1,3 @@
-import { createHash, X509Certificate } from 'node:crypto';
 import {
   decodeProtectedHeader,
   importJWK,
@@ -7,8 +6,7 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
-import { chainsToAnchor, MAX_CHAIN, validAt } from '../keys/certificate-chain.ts';
-import { invalidRequest, invalidRequestObject } from './oid4vp-errors.ts';
+import { invalidRequestObject } from './oid4vp-errors.ts';
 
 /**
  * Request Objects (JAR, RFC 9101, as OpenID4VP §5 profiles it): `typ` oauth-authz-req+jwt, an
@@ -28,17 +26,7 @@ export const SIGNING_ALGORITHMS = [
 const REQUEST_OBJECT_TYPE = 'oauth-authz-req+jwt';
 const CLOCK_SKEW_SECONDS = 60;
 
-export interface VerifierCertificate {
-  subject: string;
-  issuer: string;
-  /** SHA-256 of the DER certificate, hex pairs joined by colons, for people to compare. */
-  fingerprint: string;
-  notAfter: string;
-  /** True when the certificate chains to one of the configured trust anchors. */
-  trusted: boolean;
-}
-
-function protectedHeaderOf(jwt: string) {
+export function protectedHeaderOf(jwt: string) {
   if (jwt.split('.').length !== 3) {
     throw invalidRequestObject('the request object must be a signed JWT (JWS compact serialization)');
   }
@@ -57,7 +45,12 @@ function protectedHeaderOf(jwt: string) {
   return header as typeof header & { alg: string };
 }
 
-async function verifySignature(jwt: string, key: Parameters<typeof jwtVerify>[1], alg: string, now: Date) {
+export async function verifySignature(
+  jwt: string,
+  key: Parameters<typeof jwtVerify>[1],
+  alg: string,
+  now: Date,
+) {
   try {
     const { payload } = await jwtVerify(jwt, key as never, {
       typ: REQUEST_OBJECT_TYPE,
@@ -74,52 +67,6 @@ async function verifySignature(jwt: string, key: Parameters<typeof jwtVerify>[1]
     }
     throw invalidRequestObject('the request object signature does not verify');
   }
-}
-
-/**
- * `x509_hash` (§5.9.3): the request object is signed by the key of the leaf certificate in
- * `x5c`, whose DER's SHA-256 is the client identifier, and that certificate is valid now.
- */
-export async function verifyX509HashRequestObject(
-  jwt: string,
-  expectedHash: string,
-  options: { now: Date; trustAnchors: X509Certificate[] },
-): Promise<{ payload: JWTPayload; certificate: VerifierCertificate }> {
-  const header = protectedHeaderOf(jwt);
-  const x5c = header.x5c;
-  if (
-    !Array.isArray(x5c) ||
-    x5c.length === 0 ||
-    x5c.length > MAX_CHAIN ||
-    !x5c.every((c) => typeof c === 'string')
-  ) {
-    throw invalidRequestObject('an x509_hash request object must carry its certificate chain in x5c');
-  }
-  let chain: X509Certificate[];
-  try {
-    chain = x5c.map((der) => new X509Certificate(Buffer.from(der, 'base64')));
-  } catch {
-    throw invalidRequestObject('a certificate in x5c cannot be read');
-  }
-  const leaf = chain[0]!;
-  const digest = createHash('sha256').update(leaf.raw).digest();
-  if (digest.toString('base64url') !== expectedHash) {
-    throw invalidRequest('the client_id is not the SHA-256 hash of the certificate that signed the request');
-  }
-  if (!validAt(leaf, options.now)) {
-    throw invalidRequestObject('the verifier certificate is not valid at this time');
-  }
-  const payload = await verifySignature(jwt, leaf.publicKey, header.alg, options.now);
-  return {
-    payload,
-    certificate: {
-      subject: leaf.subject.replaceAll('\n', ', '),
-      issuer: leaf.issuer.replaceAll('\n', ', '),
-      fingerprint: leaf.fingerprint256,
-      notAfter: new Date(leaf.validTo).toISOString(),
-      trusted: chainsToAnchor(leaf, chain.slice(1), options.trustAnchors, options.now),
-    },
-  };
 }
 
 /** A registered verifier's request object, signed with a key from its registered JWKS. */

@@ -35,6 +35,12 @@ import { Oid4vpError } from './oid4vp-errors.ts';
 import { DeliveryError, deliverResponse, type ResponseParameters } from './response-delivery.ts';
 import { chooseEncryption, type EncryptionChoice } from './response-encryption.ts';
 import {
+  bindTransactionData,
+  queriesWithTransactionData,
+  TRANSACTION_DATA_FORMATS,
+  transactionDataClaims,
+} from './transaction-data.ts';
+import {
   findAccountIdentifiers,
   findCredentialsOfAccounts,
   findHolderKeys,
@@ -263,7 +269,10 @@ async function consentState(deps: WalletDeps, id: string): Promise<ConsentState>
     [...new Set(consent.request.dcqlQuery.credentials.map((query) => query.format))],
   );
   const formats = consent.request.metadata.vp_formats_supported as Record<string, unknown> | undefined;
-  const accepts = (credential: HeldCredential, holderBinding: boolean) =>
+  const confirming = queriesWithTransactionData(consent.request.transactionData ?? []);
+  const accepts = (credential: HeldCredential, holderBinding: boolean, queryId: string) =>
+    (!confirming.has(queryId) ||
+      (TRANSACTION_DATA_FORMATS.includes(credential.format) && (credential as HeldByAccount).keyBound)) &&
     deps.formats
       .get(credential.format)
       .verifierCanVerify(
@@ -274,25 +283,54 @@ async function consentState(deps: WalletDeps, id: string): Promise<ConsentState>
   return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held, accepts) };
 }
 
+/**
+ * Who asks and how the wallet knows (DESIGN.md, Hosted wallet): `prefix` and `verified` always,
+ * and whichever of certificate, attestation issuer and DID identified the verifier.
+ */
+function describeVerifier(verifier: PresentationRequest['verifier']) {
+  const certificate = verifier.certificate;
+  return {
+    client_id: verifier.clientId,
+    prefix: verifier.kind,
+    /** The same as prefix; kept for clients written before prefix. */
+    kind: verifier.kind,
+    name: verifier.name,
+    verified: verifier.verified ?? (verifier.registeredClientId !== null || certificate?.trusted === true),
+    registered: verifier.registeredClientId !== null,
+    certificate: certificate && {
+      subject: certificate.subject,
+      issuer: certificate.issuer,
+      fingerprint: certificate.fingerprint,
+      not_after: certificate.notAfter,
+      trusted: certificate.trusted,
+      anchor: certificate.anchor ?? null,
+    },
+    ...(verifier.attestationIssuer ? { attestation_issuer: verifier.attestationIssuer } : {}),
+    ...(verifier.did ? { did: verifier.did } : {}),
+  };
+}
+
 /** What the consent page and headless clients show: who asks, for which claims, from which credentials. */
 export async function describeConsent(deps: WalletDeps, id: string) {
   const { request, held, evaluation, loggedIn } = await consentState(deps, id);
-  const choice = chooseCredentials(evaluation);
+  let choice = chooseCredentials(evaluation);
+  if (
+    choice.ok &&
+    !bindTransactionData(
+      request.transactionData ?? [],
+      choice.chosen.map((c) => c.queryId),
+    )
+  ) {
+    choice = { ok: false, reason: 'no credential you hold can confirm the transaction' };
+  }
   return {
-    verifier: {
-      client_id: request.verifier.clientId,
-      kind: request.verifier.kind,
-      name: request.verifier.name,
-      registered: request.verifier.registeredClientId !== null,
-      certificate: request.verifier.certificate && {
-        subject: request.verifier.certificate.subject,
-        issuer: request.verifier.certificate.issuer,
-        fingerprint: request.verifier.certificate.fingerprint,
-        not_after: request.verifier.certificate.notAfter,
-        trusted: request.verifier.certificate.trusted,
-      },
-    },
+    verifier: describeVerifier(request.verifier),
     response_mode: request.responseMode,
+    transaction_data: (request.transactionData ?? []).map((item) => ({
+      type: item.type,
+      credential_ids: item.credentialIds,
+      fields: item.fields,
+    })),
     requests: evaluation.queries.map((query) => {
       const dcql = request.dcqlQuery.credentials.find((c) => c.id === query.queryId)!;
       return {
@@ -428,6 +466,17 @@ async function approvedVpToken(
     ),
   );
   const audience = await audienceOf(state.request, encryption);
+  const transactionData = state.request.transactionData ?? [];
+  const confirmed = bindTransactionData(
+    transactionData,
+    choice.chosen.map((c) => c.queryId),
+  );
+  if (!confirmed) {
+    throw new CofferError(
+      'invalid_request',
+      'The chosen credentials cannot confirm the transaction: choose one the transaction names, or decline.',
+    );
+  }
   const items = choice.chosen.flatMap(({ queryId, holderBinding, candidates }) =>
     candidates.map((candidate) => ({
       queryId,
@@ -437,7 +486,7 @@ async function approvedVpToken(
     })),
   );
   const presentations = await Promise.all(
-    items.map(async ({ holderBinding, held, candidate }) => {
+    items.map(async ({ queryId, holderBinding, held, candidate }) => {
       const copy = held.received ? await copyToPresent(deps, held) : undefined;
       return deps.formats.get(held.format).present({
         stored: copy?.stored ?? held.stored,
@@ -445,6 +494,9 @@ async function approvedVpToken(
         disclosed: candidate.claims.flatMap((claim) => claim.pointers),
         holder: holderBinding || held.keyBound ? (copy?.holder ?? keys.get(held.userId)!) : null,
         audience,
+        ...(confirmed.has(queryId)
+          ? { keyBindingClaims: transactionDataClaims(confirmed.get(queryId)!) }
+          : {}),
       });
     }),
   );

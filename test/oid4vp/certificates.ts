@@ -43,7 +43,13 @@ export interface CertificateOptions {
   ca?: boolean;
   /** Subject alternative names, e.g. the IP address a TLS server answers on. */
   ipAddresses?: string[];
+  /** dNSName subject alternative names (x509_san_dns verifiers, TLS for localhost). */
+  dnsNames?: string[];
+  /** Key usage bits; none (any usage) unless given. */
+  keyUsage?: number;
 }
+
+export const KeyUsage = x509.KeyUsageFlags;
 
 export async function makeCertificate(options: CertificateOptions): Promise<Certified> {
   const keys = await newKeyPair();
@@ -54,13 +60,15 @@ export async function makeCertificate(options: CertificateOptions): Promise<Cert
     signingAlgorithm: ES256,
     extensions: [
       new x509.BasicConstraintsExtension(options.ca === true, undefined, true),
-      ...(options.ipAddresses
+      ...(options.ipAddresses || options.dnsNames
         ? [
-            new x509.SubjectAlternativeNameExtension(
-              options.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
-            ),
+            new x509.SubjectAlternativeNameExtension([
+              ...(options.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+              ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+            ]),
           ]
         : []),
+      ...(options.keyUsage !== undefined ? [new x509.KeyUsagesExtension(options.keyUsage, true)] : []),
     ],
   };
   const certificate = options.issuer

@@ -49,6 +49,17 @@ export interface SigningIdentity {
   clientId: string;
 }
 
+/** A verifier identified by a key rather than a certificate (verifier_attestation:, decentralized_identifier:). */
+export interface KeySigner {
+  clientId: string;
+  privateKey: Key;
+  publicJwk: JWK;
+  /** How @openid4vc/openid4vp is told the request is signed: by a DID URL, or a custom header. */
+  jwtSigner: { method: 'did'; didUrl: string; alg: string } | { method: 'custom'; alg: string };
+  /** Header members added to the request object, e.g. the Verifier Attestation JWT in `jwt`. */
+  header?: Record<string, unknown>;
+}
+
 export async function x509HashIdentity(leaf: Certified, chain: Certified[] = []): Promise<SigningIdentity> {
   const hash = await calculateX509HashClientIdPrefixValue({
     x509Certificate: leaf.der,
@@ -87,6 +98,10 @@ export interface RequestOptions {
   /** How the request travels: parameters in the query, a request object by value, or by reference. */
   by?: 'parameters' | 'value' | 'reference' | 'reference-post';
   identity?: SigningIdentity;
+  /** Sign with a key identity instead of a certificate. */
+  keySigner?: KeySigner;
+  /** The host of request_uri and response_uri instead of 127.0.0.1 (e.g. localhost, for x509_san_dns). */
+  host?: string;
   /** Identify as `redirect_uri:<response_uri>` (§5.9.3) instead of by certificate; unsigned only. */
   redirectUriPrefix?: boolean;
   /** Another client_id than the identity's, e.g. a pre-registered one (its keys registered with Coffer). */
@@ -128,6 +143,12 @@ export interface Verifier {
   identity: SigningIdentity;
   /** TCP connections the HTTPS server has accepted. */
   connections(): number;
+  /** did:web:127.0.0.1%3A<port>: the DID whose document the server serves at /.well-known/did.json. */
+  didWeb: string;
+  /** The DID document served for didWeb (null: 404). */
+  didDocument: Record<string, unknown> | null;
+  /** Requests for the DID document so far. */
+  didDocumentFetches(): number;
   createRequest(options?: RequestOptions): Promise<Transaction>;
   /** A pre-registered verifier's transaction: unsigned parameters, no client_metadata (§5.9). */
   createRegisteredRequest(
@@ -162,11 +183,17 @@ async function readBody(request: import('node:http').IncomingMessage): Promise<s
 const formOf = (text: string) => Object.fromEntries(new URLSearchParams(text));
 
 export async function startVerifier(): Promise<Verifier> {
-  const tls = await makeCertificate({ subject: 'CN=127.0.0.1', ipAddresses: ['127.0.0.1'] });
+  const tls = await makeCertificate({
+    subject: 'CN=127.0.0.1',
+    ipAddresses: ['127.0.0.1'],
+    dnsNames: ['localhost'],
+  });
   const leaf = await makeCertificate({ subject: 'CN=Test Verifier, O=Verifier Example' });
   const identity = await x509HashIdentity(leaf);
   const transactions = new Map<string, Transaction>();
   let connections = 0;
+  let didDocumentFetches = 0;
+  const state: { didDocument: Record<string, unknown> | null } = { didDocument: null };
 
   const server: Server = createServer(
     { key: await privateKeyPem(tls.keys.privateKey), cert: tls.pem },
@@ -175,6 +202,11 @@ export async function startVerifier(): Promise<Verifier> {
         response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
         response.end(body);
       };
+      if (request.url === '/.well-known/did.json') {
+        didDocumentFetches++;
+        if (!state.didDocument) return send(404, 'text/plain', 'no DID document');
+        return send(200, 'application/did+json', JSON.stringify(state.didDocument));
+      }
       const [, kind, id] = (request.url ?? '').split('/');
       const transaction = transactions.get(id ?? '');
       if (!transaction) return send(404, 'text/plain', 'unknown transaction');
@@ -206,16 +238,18 @@ export async function startVerifier(): Promise<Verifier> {
     connections++;
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `https://127.0.0.1:${port}`;
 
-  const newTransaction = (clientId: string, nonce: string, id = random(12)) => {
+  const newTransaction = (clientId: string, nonce: string, id = random(12), host = '127.0.0.1') => {
+    const base = `https://${host}:${port}`;
     return {
       id,
       clientId,
       nonce,
       state: random(),
-      responseUri: `${url}/response/${id}`,
-      requestUri: `${url}/request/${id}`,
+      responseUri: `${base}/response/${id}`,
+      requestUri: `${base}/request/${id}`,
     };
   };
 
@@ -223,7 +257,13 @@ export async function startVerifier(): Promise<Verifier> {
     const by = options.by ?? 'reference';
     const signer = options.identity ?? identity;
     const responseMode = options.responseMode ?? 'direct_post.jwt';
-    const base = newTransaction(options.clientId ?? signer.clientId, options.nonce ?? random(), options.id);
+    const keySigner = options.keySigner;
+    const base = newTransaction(
+      options.clientId ?? keySigner?.clientId ?? signer.clientId,
+      options.nonce ?? random(),
+      options.id,
+      options.host,
+    );
     if (options.redirectUriPrefix) base.clientId = `redirect_uri:${base.responseUri}`;
     const key =
       responseMode === 'direct_post.jwt' ? (options.encryptionKey ?? (await newEncryptionKey())) : null;
@@ -252,11 +292,13 @@ export async function startVerifier(): Promise<Verifier> {
           ? {}
           : {
               jar: {
-                jwtSigner: {
-                  method: 'x5c' as const,
-                  alg: 'ES256',
-                  x5c: [signer.leaf.der, ...signer.chain.map((c) => c.der)],
-                },
+                jwtSigner: keySigner
+                  ? keySigner.jwtSigner
+                  : {
+                      method: 'x5c' as const,
+                      alg: 'ES256',
+                      x5c: [signer.leaf.der, ...signer.chain.map((c) => c.der)],
+                    },
                 expiresInSeconds: 300,
                 // The library's default aud is the request_uri; Coffer is reached by static discovery.
                 additionalJwtPayload: { aud: SELF_ISSUED_AUDIENCE },
@@ -266,9 +308,9 @@ export async function startVerifier(): Promise<Verifier> {
         callbacks: {
           signJwt: async (_signer, jwt) => ({
             jwt: await new SignJWT({ ...jwt.payload, ...options.jwtClaims })
-              .setProtectedHeader({ ...jwt.header, ...options.jwtHeader } as never)
-              .sign(options.signingKey ?? signer.leaf.keys.privateKey),
-            signerJwk: (await exportJWK(signer.leaf.keys.publicKey)) as never,
+              .setProtectedHeader({ ...jwt.header, ...keySigner?.header, ...options.jwtHeader } as never)
+              .sign(options.signingKey ?? keySigner?.privateKey ?? signer.leaf.keys.privateKey),
+            signerJwk: (keySigner?.publicJwk ?? (await exportJWK(signer.leaf.keys.publicKey))) as never,
           }),
           encryptJwe: () => {
             throw new Error('request objects are not encrypted here');
@@ -337,6 +379,14 @@ export async function startVerifier(): Promise<Verifier> {
     tlsCertificatePem: tls.pem,
     identity,
     connections: () => connections,
+    didWeb: `did:web:127.0.0.1%3A${port}`,
+    get didDocument() {
+      return state.didDocument;
+    },
+    set didDocument(document) {
+      state.didDocument = document;
+    },
+    didDocumentFetches: () => didDocumentFetches,
     responseUriOf: (id) => `${url}/response/${id}`,
     createRequest,
     createRegisteredRequest,

@@ -158,7 +158,7 @@ export const sdJwtVcFormat: CredentialFormat = {
       (!holderBinding || takesAlgorithm(parameters['kb-jwt_alg_values'], holderAlgorithmOf(cnfJwk)))
     );
   },
-  async present({ stored, disclosed, holder, audience }) {
+  async present({ stored, disclosed, holder, audience, keyBindingClaims }) {
     const instance = new SDJwtVcInstance({
       hasher: async (data, alg) => hasher(data, alg),
       hashAlg: 'sha-256',
@@ -169,7 +169,12 @@ export const sdJwtVcFormat: CredentialFormat = {
       ...(holder
         ? {
             kb: {
-              payload: { aud: audience.clientId, nonce: audience.nonce, iat: Math.floor(Date.now() / 1000) },
+              payload: {
+                ...keyBindingClaims,
+                aud: audience.clientId,
+                nonce: audience.nonce,
+                iat: Math.floor(Date.now() / 1000),
+              },
             },
           }
         : {}),
