@@ -137,7 +137,10 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
   let sent = 0;
 
   before(async () => {
-    server = await startTestServer('sqlite', { API_RATE_LIMIT: '0' });
+    server = await startTestServer('sqlite', {
+      API_RATE_LIMIT: '0',
+      TRANSACTION_DATA_TYPES: 'urn:example:payment',
+    });
     masterToken = (await server.createMaster('Fuzz master')).token;
     const sub = await server.request('POST', '/v1/sub_client', {
       headers: { 'x-api-token': masterToken },
@@ -554,7 +557,15 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           response_type: fc.oneof(fc.constant('vp_token'), nasty),
           response_mode: fc.oneof(fc.constantFrom('fragment', 'direct_post', 'direct_post.jwt'), nasty),
           client_id: fc.oneof(
-            fc.constantFrom('1', 'x509_hash:abc', 'redirect_uri:https://v.example/cb'),
+            fc.constantFrom(
+              '1',
+              'x509_hash:abc',
+              'redirect_uri:https://v.example/cb',
+              'x509_san_dns:v.example',
+              'verifier_attestation:v.example',
+              'decentralized_identifier:did:web:v.example',
+              'decentralized_identifier:did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK',
+            ),
             nasty,
           ),
           redirect_uri: fc.oneof(fc.constant('https://v.example/cb'), nasty),
@@ -573,6 +584,82 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           send({ method: 'GET', path: `/v1/oid4vp/authorize?${new URLSearchParams(params)}` }),
       ),
       runs(800),
+    );
+    // Signed request shapes of every verifier identity: headers (x5c, jwt, kid) and claims
+    // (transaction_data among them) arbitrary, signatures garbage; none may get past a check.
+    const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const header = fc.record(
+      {
+        typ: fc.oneof(fc.constant('oauth-authz-req+jwt'), nasty),
+        alg: fc.oneof(fc.constantFrom('ES256', 'EdDSA', 'none', 'HS256'), nasty),
+        x5c: fc.oneof(fc.array(fc.base64String({ maxLength: 200 }), { maxLength: 3 }), nastyValue),
+        jwt: fc.oneof(
+          fc
+            .tuple(fc.jsonValue({ maxDepth: 2 }), fc.jsonValue({ maxDepth: 3 }))
+            .map(([h, p]) => `${encoded(h)}.${encoded(p)}.c2ln`),
+          nastyValue,
+        ),
+        kid: fc.oneof(fc.constantFrom('did:web:v.example#k', 'did:key:z6Mk#z6Mk', 'did:jwk:e30#0'), nasty),
+      },
+      { requiredKeys: ['typ', 'alg'] },
+    );
+    const transactionData = fc.oneof(
+      fc.array(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 3 }).map(encoded),
+          fc
+            .record({
+              type: fc.oneof(fc.constant('urn:example:payment'), nasty),
+              credential_ids: fc.oneof(fc.constant(['pid']), fc.array(nasty, { maxLength: 3 })),
+              transaction_data_hashes_alg: fc.oneof(fc.constant(['sha-256']), nastyValue),
+            })
+            .map(encoded),
+          nasty,
+        ),
+        { maxLength: 4 },
+      ),
+      nastyValue,
+    );
+    const clientIds = fc.constantFrom(
+      'x509_san_dns:v.example',
+      'verifier_attestation:v.example',
+      'decentralized_identifier:did:jwk:e30',
+      'decentralized_identifier:did:web:v.example',
+    );
+    await check(
+      fc.asyncProperty(
+        clientIds,
+        header,
+        fc.record({ transaction_data: transactionData, exp: fc.integer(), response_mode: nasty }),
+        async (clientId, h, claims) =>
+          send({
+            method: 'GET',
+            path: `/v1/oid4vp/authorize?${new URLSearchParams({
+              client_id: clientId,
+              request: `${encoded(h)}.${encoded({ client_id: clientId, ...claims })}.c2ln`,
+            })}`,
+          }),
+      ),
+      runs(400),
+    );
+    await check(
+      fc.asyncProperty(transactionData, async (data) =>
+        send({
+          method: 'GET',
+          path: `/v1/oid4vp/authorize?${new URLSearchParams({
+            client_id: 'redirect_uri:https://v.example/cb',
+            response_type: 'vp_token',
+            response_mode: 'fragment',
+            nonce: 'n-1',
+            dcql_query: JSON.stringify({
+              credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:v'] } }],
+            }),
+            client_metadata: JSON.stringify({ vp_formats_supported: { 'dc+sd-jwt': {} } }),
+            transaction_data: typeof data === 'string' ? data : JSON.stringify(data),
+          })}`,
+        }),
+      ),
+      runs(300),
     );
     await check(
       fc.asyncProperty(
