@@ -58,6 +58,12 @@ function describe(leaf: X509Certificate, chain: X509Certificate[], options: Opti
   };
 }
 
+/** The leaf must be valid now and allowed to sign; `refuse` makes the error a failure is reported with. */
+function checkLeaf(leaf: X509Certificate, now: Date, refuse: (why: string) => Oid4vpError): void {
+  if (!validAt(leaf, now)) throw refuse('the verifier certificate is not valid at this time');
+  if (!maySign(leaf)) throw refuse('the verifier certificate may not sign (key usage)');
+}
+
 /** `x509_hash`: the client identifier is the base64url SHA-256 of the leaf's DER; trust is shown, not required. */
 export async function verifyX509HashRequestObject(
   jwt: string,
@@ -71,10 +77,7 @@ export async function verifyX509HashRequestObject(
   if (digest.toString('base64url') !== expectedHash) {
     throw invalidRequest('the client_id is not the SHA-256 hash of the certificate that signed the request');
   }
-  if (!validAt(leaf, options.now)) {
-    throw invalidRequestObject('the verifier certificate is not valid at this time');
-  }
-  if (!maySign(leaf)) throw invalidRequestObject('the verifier certificate may not sign (key usage)');
+  checkLeaf(leaf, options.now, invalidRequestObject);
   const payload = await verifySignature(jwt, leaf.publicKey, header.alg, options.now);
   return { payload, certificate: describe(leaf, chain, options) };
 }
@@ -98,12 +101,7 @@ export async function verifyX509SanDnsRequestObject(
       `the certificate that signed the request does not name ${dnsName} in its subject alternative names`,
     );
   }
-  if (!validAt(leaf, options.now)) {
-    throw new Oid4vpError('invalid_client', 'the verifier certificate is not valid at this time');
-  }
-  if (!maySign(leaf)) {
-    throw new Oid4vpError('invalid_client', 'the verifier certificate may not sign (key usage)');
-  }
+  checkLeaf(leaf, options.now, (why) => new Oid4vpError('invalid_client', why));
   const certificate = describe(leaf, chain, options);
   if (!certificate.trusted) {
     throw new Oid4vpError(

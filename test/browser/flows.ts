@@ -94,20 +94,27 @@ export interface PresentationRequest {
   state: string;
 }
 
-/** The verifier's OpenID4VP request for a person credential's first name, by value. */
-export function presentationRequest(server: TestServer, clientId: string): PresentationRequest {
+/** A person credential's first name: what the verifier asks for unless told otherwise. */
+const FIRST_NAME_QUERY = {
+  credentials: [
+    {
+      id: 'person',
+      format: 'ldp_vc',
+      meta: { type_values: [['https://issuer.example/vocab#PersonCredential']] },
+      claims: [{ path: ['credentialSubject', 'first_name'] }],
+    },
+  ],
+};
+
+/** The verifier's OpenID4VP request (by value, fragment response) for this DCQL query, with any extra parameters. */
+export function presentationRequest(
+  server: TestServer,
+  clientId: string,
+  dcql: object = FIRST_NAME_QUERY,
+  extra: Record<string, string> = {},
+): PresentationRequest {
   const nonce = randomBytes(16).toString('base64url');
   const state = randomBytes(16).toString('base64url');
-  const dcql = {
-    credentials: [
-      {
-        id: 'person',
-        format: 'ldp_vc',
-        meta: { type_values: [['https://issuer.example/vocab#PersonCredential']] },
-        claims: [{ path: ['credentialSubject', 'first_name'] }],
-      },
-    ],
-  };
   const query = new URLSearchParams({
     response_type: 'vp_token',
     response_mode: 'fragment',
@@ -116,6 +123,7 @@ export function presentationRequest(server: TestServer, clientId: string): Prese
     nonce,
     state,
     dcql_query: JSON.stringify(dcql),
+    ...extra,
   });
   return { url: `${server.url}/v1/oid4vp/authorize?${query}`, nonce, state };
 }

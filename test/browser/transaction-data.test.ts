@@ -15,7 +15,13 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { checkSdJwtPresentation } from '../oid4vp/format-checks.ts';
 import { registerRelyingParty } from '../oidc/flow-helpers.ts';
 import { chromiumMissing, injectWallet, launchChromium, openPage, serveStandIn } from './browser.ts';
-import { fragmentOf, registerVerifier, VERIFIER_ORIGIN, VERIFIER_REDIRECT_URI } from './flows.ts';
+import {
+  fragmentOf,
+  presentationRequest,
+  registerVerifier,
+  VERIFIER_ORIGIN,
+  VERIFIER_REDIRECT_URI,
+} from './flows.ts';
 
 /**
  * A payment confirmation in Chromium: the consent page shows the transaction field by field, the
@@ -65,15 +71,10 @@ describe('OpenID4VP transaction data in Chromium', { skip: chromiumMissing }, ()
         payee: 'Example Shop Ltd',
       }),
     ).toString('base64url');
-    const nonce = randomBytes(16).toString('base64url');
-    const query = new URLSearchParams({
-      response_type: 'vp_token',
-      response_mode: 'fragment',
-      client_id: clientId,
-      redirect_uri: VERIFIER_REDIRECT_URI,
-      nonce,
-      state: 'checkout-1',
-      dcql_query: JSON.stringify({
+    const request = presentationRequest(
+      server,
+      clientId,
+      {
         credentials: [
           {
             id: 'pid',
@@ -82,15 +83,15 @@ describe('OpenID4VP transaction data in Chromium', { skip: chromiumMissing }, ()
             claims: [{ path: ['given_name'] }],
           },
         ],
-      }),
-      transaction_data: JSON.stringify([item]),
-    });
+      },
+      { transaction_data: JSON.stringify([item]) },
+    );
 
     const t = await openPage(browser);
     await serveStandIn(t.context, VERIFIER_ORIGIN, 'Verifier');
     await injectWallet(t.context, account);
     const { page } = t;
-    await page.goto(`${server.url}/v1/oid4vp/authorize?${query}`);
+    await page.goto(request.url);
     const confirm = page.getByRole('region', { name: 'What you confirm' });
     const shown = await confirm.innerText();
     for (const line of [
@@ -108,11 +109,11 @@ describe('OpenID4VP transaction data in Chromium', { skip: chromiumMissing }, ()
 
     await page.waitForURL((url) => url.href.startsWith(`${VERIFIER_REDIRECT_URI}#`));
     const fragment = fragmentOf(page.url());
-    assert.equal(fragment.get('state'), 'checkout-1');
+    assert.equal(fragment.get('state'), request.state);
     const [presentation] = JSON.parse(fragment.get('vp_token')!).pid;
     await checkSdJwtPresentation(presentation, identity, holderJwkOf(did), {
       clientId,
-      nonce,
+      nonce: request.nonce,
       responseUri: VERIFIER_REDIRECT_URI,
       encryptionJwk: null,
     });
