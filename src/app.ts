@@ -7,6 +7,7 @@ import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
 import { loadTrustAnchors } from './config/trust-anchors.ts';
 import { loadVerifierAttestationIssuers } from './config/verifier-attestation-issuers.ts';
+import { loadWalletProvider } from './config/wallet-provider.ts';
 import { inProcessOperations } from './credentials/bbs-2023/operations.ts';
 import { findRegisteredContext } from './credentials/contexts/context-repository.ts';
 import { createContextRegistry } from './credentials/contexts/document-loader.ts';
@@ -303,6 +304,11 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       clientId: config.oid4vciClientId,
       deferredTimeoutSeconds: config.deferredIssuanceTimeout,
     },
+    walletProvider: await loadWalletProvider(
+      config.walletProviderKey,
+      config.walletProviderChain,
+      new Date(),
+    ),
     log: app.log,
     now: () => new Date(),
   };

@@ -48,6 +48,9 @@ export const USAGE = `Usage: coffer <command> [options]
   keys rotate [--json]
   context add --url URL --file PATH [--json]
   migrate [--json]
+  wallet-provider create --dir DIR [--name NAME] [--json]
+                (a development key and self-signed chain for WALLET_PROVIDER_KEY and
+                 WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)
 
 Configuration comes from the same environment variables as the server (DATA_DIR, DATABASE_URL, MASTER_KEY, …).`;
 
@@ -60,7 +63,10 @@ function clientId(raw: string | undefined, what: string): number {
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
-function parse(args: string[], options: ParseArgsOptionsConfig): { values: Values; positionals: string[] } {
+export function parse(
+  args: string[],
+  options: ParseArgsOptionsConfig,
+): { values: Values; positionals: string[] } {
   try {
     const parsed = parseArgs({
       args,

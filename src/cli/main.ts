@@ -5,6 +5,7 @@ import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { loadMasterKey } from '../keys/master-key.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
+import { runWalletProviderCommand } from './wallet-provider-command.ts';
 
 const argv = process.argv.slice(2);
 const json = argv.includes('--json');
@@ -22,6 +23,11 @@ if (argv[0] === '--help' || argv[0] === 'help') {
 }
 
 try {
+  if (argv[0] === 'wallet-provider') {
+    const result = await runWalletProviderCommand(argv);
+    process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    process.exit(0);
+  }
   const config = readConfig(process.env);
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {

@@ -56,6 +56,12 @@ export interface Config {
   oid4vciClientId: string;
   /** Seconds a deferred issuance is polled before the wallet gives up on it. */
   deferredIssuanceTimeout: number;
+  /**
+   * PEM files of the key and certificate chain that sign Coffer's Wallet Attestations and key
+   * attestations (OpenID4VCI Annexes D and E); both or neither.
+   */
+  walletProviderKey: string | undefined;
+  walletProviderChain: string | undefined;
 }
 
 /** TRANSACTION_DATA_TYPES: comma-separated type identifiers (URIs or collision-resistant names). */
@@ -186,6 +192,16 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     10,
     30 * 24 * 3600,
   );
+  const walletProviderKey = env['WALLET_PROVIDER_KEY'] ? path.resolve(env['WALLET_PROVIDER_KEY']) : undefined;
+  const walletProviderChain = env['WALLET_PROVIDER_CHAIN']
+    ? path.resolve(env['WALLET_PROVIDER_CHAIN'])
+    : undefined;
+  if ((walletProviderKey === undefined) !== (walletProviderChain === undefined)) {
+    throw new ConfigError(
+      walletProviderKey ? 'WALLET_PROVIDER_CHAIN' : 'WALLET_PROVIDER_KEY',
+      'is required with the other: the key signs, and the chain names it (`coffer wallet-provider create` makes both for development)',
+    );
+  }
 
   if (environment === 'production') {
     if (!masterKey) throw new ConfigError('MASTER_KEY', 'is required in production (NODE_ENV=production)');
@@ -224,5 +240,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     blockCacheBytes,
     oid4vciClientId,
     deferredIssuanceTimeout,
+    walletProviderKey,
+    walletProviderChain,
   };
 }

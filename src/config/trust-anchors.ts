@@ -2,15 +2,8 @@ import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from './config.ts';
 
-/**
- * The CA certificates (PEM, any number) that a verifier's (VERIFIER_TRUST_ANCHORS) or a credential
- * issuer's (ISSUER_TRUST_ANCHORS) certificate may chain to.
- */
-export async function loadTrustAnchors(
-  file: string | undefined,
-  variable: 'VERIFIER_TRUST_ANCHORS' | 'ISSUER_TRUST_ANCHORS',
-): Promise<X509Certificate[]> {
-  if (!file) return [];
+/** Every PEM certificate of a file, in order; a file that holds none or an unreadable one is a ConfigError. */
+export async function readCertificates(file: string, variable: string): Promise<X509Certificate[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -24,4 +17,15 @@ export async function loadTrustAnchors(
   } catch {
     throw new ConfigError(variable, `${file} holds a certificate that cannot be read`);
   }
+}
+
+/**
+ * The CA certificates (PEM, any number) that a verifier's (VERIFIER_TRUST_ANCHORS) or a credential
+ * issuer's (ISSUER_TRUST_ANCHORS) certificate may chain to.
+ */
+export async function loadTrustAnchors(
+  file: string | undefined,
+  variable: 'VERIFIER_TRUST_ANCHORS' | 'ISSUER_TRUST_ANCHORS',
+): Promise<X509Certificate[]> {
+  return file ? readCertificates(file, variable) : [];
 }
