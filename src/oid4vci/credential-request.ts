@@ -1,3 +1,4 @@
+import type { JsonWebKey } from 'node:crypto';
 import type { JwtSigner } from '@openid4vc/oauth2';
 import { type IssuerMetadataResult, Openid4vciRetrieveCredentialsError } from '@openid4vc/openid4vci';
 import type { FormatId } from '../formats/credential-format.ts';
@@ -27,6 +28,8 @@ export interface CredentialRequestContext {
   token: IssuanceToken;
   /** The account's hosted did:key, for the W3C formats' proofs. */
   accountKey: IssuanceKey;
+  /** A key attestation naming these keys, signed by the wallet provider; absent without one. */
+  attestKeys?: ((keys: JsonWebKey[], nonce: string | undefined) => Promise<string>) | undefined;
   now: () => Date;
 }
 
@@ -45,41 +48,95 @@ export type CredentialOutcome =
 export const MAX_COPIES = 10;
 
 interface ProofPlan {
+  /** `jwt` proofs of possession, or one `attestation` proof (Annex F.3) naming every key. */
+  type: 'jwt' | 'attestation';
   algorithm: 'ES256' | 'EdDSA';
   /** The W3C formats bind the account's did:key; the others a fresh key per copy. */
   accountDid: boolean;
   copies: number;
+  /** Whether the proofs carry a key attestation (Annex D) naming every key of the request. */
+  keyAttestation: boolean;
 }
 
 const W3C_FORMATS: FormatId[] = ['ldp_vc', 'jwt_vc_json'];
 
+interface ProofTypeMetadata {
+  proof_signing_alg_values_supported?: unknown;
+  key_attestations_required?: { key_storage?: unknown; user_authentication?: unknown };
+}
+
+/** The key attestation algorithm: the wallet provider signs with ES256 (config/wallet-provider.ts). */
+const KEY_ATTESTATION_ALGORITHM = 'ES256';
+
 /**
- * How to prove possession for one configuration (§8.2.1): `jwt` proofs, ES256 over a fresh P-256
- * key unless the issuer takes only EdDSA; for ldp_vc and jwt_vc_json bound to a DID, the
- * account's did:key (EdDSA). As many copies as the issuer's batch size allows, up to MAX_COPIES.
+ * Whether this wallet can give the key attestations an issuer asks for: it needs a wallet
+ * provider key, an algorithm the issuer takes, and no demanded attack-resistance level, since
+ * Coffer's software keys claim none (wallet-attestation.ts).
+ */
+function checkKeyAttestations(
+  configurationId: string,
+  proofType: ProofTypeMetadata,
+  canAttestKeys: boolean,
+): void {
+  if (!canAttestKeys) {
+    throw offerRefused(
+      `credential ${configurationId} needs key attestations, which this wallet gives only with a wallet-provider key (WALLET_PROVIDER_KEY and WALLET_PROVIDER_CHAIN)`,
+    );
+  }
+  const required = proofType.key_attestations_required ?? {};
+  for (const [name, levels] of Object.entries(required)) {
+    if (Array.isArray(levels) && levels.length > 0) {
+      throw offerRefused(
+        `credential ${configurationId} is issued only to keys attested as ${levels.map(String).join(' or ')} (${name}); this wallet keeps software keys encrypted at rest, evaluated at no ISO/IEC 18045 level, and claims none`,
+      );
+    }
+  }
+  const algorithms = proofType.proof_signing_alg_values_supported as unknown[];
+  if (!algorithms.includes(KEY_ATTESTATION_ALGORITHM)) {
+    throw offerRefused(
+      `credential ${configurationId} takes key attestations signed with ${algorithms.join(', ')}; this wallet's provider signs with ${KEY_ATTESTATION_ALGORITHM}`,
+    );
+  }
+}
+
+/**
+ * How to prove possession for one configuration (§8.2.1, Annex F): `jwt` proofs, ES256 over a
+ * fresh P-256 key unless the issuer takes only EdDSA; for ldp_vc and jwt_vc_json bound to a DID,
+ * the account's did:key (EdDSA). A key attestation goes into each jwt proof when the issuer
+ * requires one; an issuer that takes only `attestation` proofs gets one key attestation instead.
+ * As many copies as the issuer's batch size allows, up to MAX_COPIES.
  */
 export function planProofs(
   metadata: IssuerMetadataResult,
   configurationId: string,
   format: FormatId,
+  canAttestKeys = false,
 ): ProofPlan {
   const configuration = metadata.credentialIssuer.credential_configurations_supported[
     configurationId
   ] as Record<string, unknown>;
-  const proofTypes = configuration['proof_types_supported'] as
-    | Record<string, { proof_signing_alg_values_supported?: unknown }>
-    | undefined;
-  const algorithms = proofTypes?.['jwt']?.proof_signing_alg_values_supported;
+  const proofTypes = configuration['proof_types_supported'] as Record<string, ProofTypeMetadata> | undefined;
+  const batch = metadata.credentialIssuer.batch_credential_issuance?.batch_size;
+  const copies = typeof batch === 'number' && batch > 1 ? Math.min(batch, MAX_COPIES) : 1;
+  const jwt = proofTypes?.['jwt'];
+  const algorithms = jwt?.proof_signing_alg_values_supported;
   if (!Array.isArray(algorithms)) {
-    throw offerRefused(
-      `credential ${configurationId} takes no jwt key proof, the only proof this wallet gives`,
-    );
+    const attestation = proofTypes?.['attestation'];
+    if (!Array.isArray(attestation?.proof_signing_alg_values_supported)) {
+      throw offerRefused(
+        `credential ${configurationId} takes neither a jwt key proof nor a key attestation, the proofs this wallet gives`,
+      );
+    }
+    checkKeyAttestations(configurationId, attestation, canAttestKeys);
+    return { type: 'attestation', algorithm: 'ES256', accountDid: false, copies, keyAttestation: true };
   }
+  const keyAttestation = jwt!.key_attestations_required !== undefined;
+  if (keyAttestation) checkKeyAttestations(configurationId, jwt!, canAttestKeys);
   const methods = configuration['cryptographic_binding_methods_supported'];
   const bindsDid =
     Array.isArray(methods) && methods.some((m) => typeof m === 'string' && m.startsWith('did:'));
   if (W3C_FORMATS.includes(format) && bindsDid && algorithms.includes('EdDSA')) {
-    return { algorithm: 'EdDSA', accountDid: true, copies: 1 };
+    return { type: 'jwt', algorithm: 'EdDSA', accountDid: true, copies: 1, keyAttestation };
   }
   const algorithm = algorithms.includes('ES256')
     ? 'ES256'
@@ -91,12 +148,7 @@ export function planProofs(
       `credential ${configurationId} takes proofs signed with ${algorithms.join(', ')}; this wallet signs with ES256 or EdDSA`,
     );
   }
-  const batch = metadata.credentialIssuer.batch_credential_issuance?.batch_size;
-  return {
-    algorithm,
-    accountDid: false,
-    copies: typeof batch === 'number' && batch > 1 ? Math.min(batch, MAX_COPIES) : 1,
-  };
+  return { type: 'jwt', algorithm, accountDid: false, copies, keyAttestation };
 }
 
 function signerOf(key: IssuanceKey, algorithm: string): JwtSigner {
@@ -133,6 +185,7 @@ async function proofJwts(
   keys: IssuanceKey[],
   algorithm: string,
   nonce: string | undefined,
+  keyAttestationJwt: string | undefined,
 ): Promise<string[]> {
   const client = issuanceClient(context.outbound, context.clientId ?? '', keys);
   return Promise.all(
@@ -146,10 +199,34 @@ async function proofJwts(
             issuedAt: context.now(),
             ...(nonce ? { nonce } : {}),
             ...(context.clientId ? { clientId: context.clientId } : {}),
+            ...(keyAttestationJwt ? { keyAttestationJwt } : {}),
           })
         ).jwt,
     ),
   );
+}
+
+/**
+ * The `proofs` of one request: a key attestation naming every key (its `nonce` the c_nonce,
+ * HAIP 1.0 §4.5.1: one attestation for the whole batch), inside each jwt proof or alone.
+ */
+async function proofsOf(
+  context: CredentialRequestContext,
+  configurationId: string,
+  plan: ProofPlan,
+  keys: IssuanceKey[],
+  nonce: string | undefined,
+): Promise<Record<string, string[]>> {
+  const keyAttestationJwt = plan.keyAttestation
+    ? await context.attestKeys!(
+        keys.map((key) => key.publicJwk),
+        nonce,
+      )
+    : undefined;
+  if (plan.type === 'attestation') return { attestation: [keyAttestationJwt!] };
+  return {
+    jwt: await proofJwts(context, configurationId, keys, plan.algorithm, nonce, keyAttestationJwt),
+  };
 }
 
 /**
@@ -162,7 +239,7 @@ export async function requestCredential(
   configurationId: string,
   format: FormatId,
 ): Promise<CredentialOutcome> {
-  const plan = planProofs(context.metadata, configurationId, format);
+  const plan = planProofs(context.metadata, configurationId, format, context.attestKeys !== undefined);
   const keys = plan.accountDid
     ? [context.accountKey]
     : Array.from({ length: plan.copies }, () => newIssuanceKey(plan.algorithm));
@@ -173,7 +250,7 @@ export async function requestCredential(
   const encryption = responseEncryptionFor(context.metadata);
   for (let attempt = 0; ; attempt++) {
     const nonce = await freshNonce(context);
-    const proofs = await proofJwts(context, configurationId, keys, plan.algorithm, nonce);
+    const proofs = await proofsOf(context, configurationId, plan, keys, nonce);
     const answer = encryption
       ? await encryptedRequest(context, configurationId, proofs, encryption)
       : await plainRequest(client, context, configurationId, proofs);
@@ -210,7 +287,7 @@ async function plainRequest(
   client: ReturnType<typeof issuanceClient>,
   context: CredentialRequestContext,
   configurationId: string,
-  proofs: string[],
+  proofs: Record<string, string[]>,
 ): Promise<CredentialAnswer> {
   try {
     const dpop = dpopOptions(context.token);
@@ -218,7 +295,7 @@ async function plainRequest(
       issuerMetadata: context.metadata,
       accessToken: context.token.accessToken,
       credentialConfigurationId: configurationId,
-      proofs: { jwt: proofs },
+      proofs,
       ...(dpop ? { dpop } : {}),
     });
     rememberDpopNonce(context.token, answer.dpop?.nonce);
@@ -239,13 +316,13 @@ async function plainRequest(
 async function encryptedRequest(
   context: CredentialRequestContext,
   configurationId: string,
-  proofs: string[],
+  proofs: Record<string, string[]>,
   encryption: ResponseEncryption,
 ): Promise<CredentialAnswer> {
   const answer = await encryptedCredentialCall(
     { ...context, clientId: context.clientId ?? '' },
     context.metadata.credentialIssuer.credential_endpoint,
-    { credential_configuration_id: configurationId, proofs: { jwt: proofs } },
+    { credential_configuration_id: configurationId, proofs },
     encryption,
   );
   return answerOf(answer, configurationId);

@@ -1,3 +1,4 @@
+import type { JsonWebKey } from 'node:crypto';
 import type { AuthorizationServerMetadata } from '@openid4vc/oauth2';
 import { Oauth2Client, Oauth2ClientErrorResponseError } from '@openid4vc/oauth2';
 import type { CredentialOfferObject, IssuerMetadataResult } from '@openid4vc/openid4vci';
@@ -11,12 +12,17 @@ import {
   issuanceCallbacks,
   issuanceClient,
   newIssuanceKey,
+  type WalletAuthentication,
 } from './issuer-client.ts';
+import { authenticationFor } from './wallet-attestation.ts';
 
 /**
  * The grants (§3.5, §6): the pre-authorized code (with the person's tx_code) and the
  * authorization code (PKCE S256, PAR when the server has an endpoint for it, DPoP when it
- * supports ES256 proofs), through the library's client.
+ * supports ES256 proofs), through the library's client. Each issuance has an instance key of
+ * its own: it binds the DPoP proofs and is the `cnf` of the Wallet Attestations that
+ * authenticate the wallet at the PAR and token endpoints when the server takes them (HAIP 1.0
+ * §4.3–4.4; one key for both suits servers that require them to match).
  */
 
 export interface GrantContext {
@@ -24,6 +30,8 @@ export interface GrantContext {
   clientId: string;
   offer: CredentialOfferObject;
   metadata: IssuerMetadataResult;
+  /** Mints a Wallet Attestation for an instance key; absent without WALLET_PROVIDER_KEY. */
+  attest?: ((instanceJwk: JsonWebKey) => Promise<string>) | undefined;
 }
 
 /** The authorization server of the offer's grant (§12.2.4 authorization_servers). */
@@ -31,10 +39,24 @@ export function authorizationServerOf(metadata: IssuerMetadataResult): Authoriza
   return metadata.authorizationServers[0]!;
 }
 
-/** A DPoP key when the authorization server takes ES256 DPoP proofs (RFC 9449 §5.1), else none. */
-export function dpopKeyFor(server: AuthorizationServerMetadata): IssuanceKey | null {
+/** Whether the authorization server takes ES256 DPoP proofs (RFC 9449 §5.1). */
+export function usesDpop(server: AuthorizationServerMetadata): boolean {
   const algorithms = server.dpop_signing_alg_values_supported;
-  return Array.isArray(algorithms) && algorithms.includes('ES256') ? newIssuanceKey('ES256') : null;
+  return Array.isArray(algorithms) && algorithms.includes('ES256');
+}
+
+/** A P-256 instance key of one issuance (DPoP and Wallet Attestation `cnf`). */
+export const newInstanceKey = () => newIssuanceKey('ES256');
+
+/** The Wallet Attestation authentication of this issuance, when the server takes it (wallet-attestation.ts). */
+export function walletAuthentication(
+  context: GrantContext,
+  instanceKey: IssuanceKey,
+): WalletAuthentication | null {
+  const { attest } = context;
+  if (authenticationFor(authorizationServerOf(context.metadata), attest !== undefined) === 'none')
+    return null;
+  return { instanceKey, mint: () => attest!(instanceKey.publicJwk) };
 }
 
 const tokenOf = (
@@ -51,8 +73,11 @@ export async function preAuthorizedToken(
   context: GrantContext,
   txCode: string | undefined,
 ): Promise<IssuanceToken> {
-  const dpopKey = dpopKeyFor(authorizationServerOf(context.metadata));
-  const client = issuanceClient(context.outbound, context.clientId, dpopKey ? [dpopKey] : []);
+  const instanceKey = newInstanceKey();
+  const dpopKey = usesDpop(authorizationServerOf(context.metadata)) ? instanceKey : null;
+  const client = issuanceClient(context.outbound, context.clientId, dpopKey ? [dpopKey] : [], {
+    authentication: walletAuthentication(context, instanceKey),
+  });
   const dpop = dpopKey
     ? dpopOptions({ accessToken: '', dpop: { key: dpopKey, nonce: undefined } })
     : undefined;
@@ -80,7 +105,8 @@ export async function preAuthorizedToken(
 export interface StartedAuthorization {
   url: string;
   codeVerifier: string;
-  dpopKey: IssuanceKey | null;
+  /** Whether the instance key binds DPoP proofs at this server. */
+  dpop: boolean;
   dpopNonce: string | undefined;
 }
 
@@ -108,11 +134,16 @@ function authorizationScope(metadata: IssuerMetadataResult, ids: string[]) {
  * has a PAR endpoint. PKCE is always S256, even when the server's metadata does not list it.
  */
 export async function startAuthorization(
-  context: GrantContext & { state: string; redirectUri: string },
+  context: GrantContext & { state: string; redirectUri: string; instanceKey: IssuanceKey },
 ): Promise<StartedAuthorization> {
   const server = authorizationServerOf(context.metadata);
-  const dpopKey = dpopKeyFor(server);
-  const callbacks = issuanceCallbacks(context.outbound, context.clientId, dpopKey ? [dpopKey] : []);
+  const dpopKey = usesDpop(server) ? context.instanceKey : null;
+  const callbacks = issuanceCallbacks(
+    context.outbound,
+    context.clientId,
+    dpopKey ? [dpopKey] : [],
+    walletAuthentication(context, context.instanceKey),
+  );
   const grant = context.offer.grants?.['authorization_code'] as { issuer_state?: string } | undefined;
   const { scope, additional } = authorizationScope(
     context.metadata,
@@ -136,7 +167,7 @@ export async function startAuthorization(
     return {
       url: started.authorizationRequestUrl,
       codeVerifier: started.pkce!.codeVerifier,
-      dpopKey,
+      dpop: dpopKey !== null,
       dpopNonce: started.dpop?.nonce,
     };
   } catch (error) {
@@ -146,10 +177,14 @@ export async function startAuthorization(
 
 export async function authorizationCodeToken(
   context: GrantContext & { code: string; codeVerifier: string; redirectUri: string },
-  dpopKey: IssuanceKey | null,
-  dpopNonce: string | undefined,
+  instanceKey: IssuanceKey,
+  binding: { dpop: boolean; nonce: string | undefined },
 ): Promise<IssuanceToken> {
-  const client = issuanceClient(context.outbound, context.clientId, dpopKey ? [dpopKey] : []);
+  const dpopKey = binding.dpop ? instanceKey : null;
+  const dpopNonce = binding.nonce;
+  const client = issuanceClient(context.outbound, context.clientId, dpopKey ? [dpopKey] : [], {
+    authentication: walletAuthentication(context, instanceKey),
+  });
   const dpop = dpopKey
     ? dpopOptions({ accessToken: '', dpop: { key: dpopKey, nonce: dpopNonce } })
     : undefined;

@@ -17,6 +17,7 @@ import {
 import { Openid4vciClient } from '@openid4vc/openid4vci';
 import { CompactSign } from 'jose';
 import { type OutboundClient, OutboundError } from '../http/outbound.ts';
+import { attestationAuthentication } from './wallet-attestation.ts';
 
 /**
  * The wallet side of OpenID4VCI is @openid4vc/openid4vci and @openid4vc/oauth2 (DESIGN.md,
@@ -105,24 +106,42 @@ function keyOfSigner(keys: IssuanceKey[], signer: JwtSigner): IssuanceKey {
 
 const HASHES = { 'sha-256': 'sha256', 'sha-384': 'sha384', 'sha-512': 'sha512' } as const;
 
-/** The library callbacks for one issuance, signing with its keys only. */
+/**
+ * Authentication by Wallet Attestation for one issuance (wallet-attestation.ts): the instance
+ * key its `cnf` names, which signs each proof of possession, and how to mint an attestation.
+ */
+export interface WalletAuthentication {
+  instanceKey: IssuanceKey;
+  mint: () => Promise<string>;
+}
+
+/**
+ * The library callbacks for one issuance, signing with its keys only; a public client unless
+ * the issuance authenticates with a Wallet Attestation.
+ */
 export function issuanceCallbacks(
   outbound: OutboundClient,
   clientId: string,
   keys: IssuanceKey[],
+  authentication?: WalletAuthentication | null,
 ): Omit<CallbackContext, 'verifyJwt' | 'decryptJwe' | 'encryptJwe'> {
+  const signing = authentication ? [...keys, authentication.instanceKey] : keys;
+  const signJwt: CallbackContext['signJwt'] = async (signer, { header, payload }) => {
+    const key = keyOfSigner(signing, signer);
+    const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+      .setProtectedHeader(header as { alg: string })
+      .sign(key.privateKey);
+    return { jwt, signerJwk: key.publicJwk as never };
+  };
+  const generateRandom = (length: number) => randomBytes(length);
   return {
     fetch: outboundFetch(outbound),
     hash: (data, algorithm) => createHash(HASHES[algorithm]).update(data).digest(),
-    generateRandom: (length) => randomBytes(length),
-    clientAuthentication: clientAuthenticationNone({ clientId }),
-    signJwt: async (signer, { header, payload }) => {
-      const key = keyOfSigner(keys, signer);
-      const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-        .setProtectedHeader(header as { alg: string })
-        .sign(key.privateKey);
-      return { jwt, signerJwk: key.publicJwk as never };
-    },
+    generateRandom,
+    clientAuthentication: authentication
+      ? attestationAuthentication(clientId, authentication.mint, { signJwt, generateRandom })
+      : clientAuthenticationNone({ clientId }),
+    signJwt,
   };
 }
 
@@ -134,9 +153,10 @@ export function issuanceClient(
   outbound: OutboundClient,
   clientId: string,
   keys: IssuanceKey[] = [],
-  verifyJwt?: VerifyJwtCallback,
+  options: { verifyJwt?: VerifyJwtCallback; authentication?: WalletAuthentication | null } = {},
 ) {
-  const callbacks = issuanceCallbacks(outbound, clientId, keys);
+  const { verifyJwt, authentication } = options;
+  const callbacks = issuanceCallbacks(outbound, clientId, keys, authentication);
   if (!verifyJwt) return new Openid4vciClient({ callbacks });
   // openid4vci 0.4.6 takes signed metadata when it comes but never asks for it (§12.2.2 wants
   // Accept: application/jwt), so the metadata request asks here.

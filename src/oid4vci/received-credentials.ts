@@ -47,16 +47,18 @@ const sameKey = (a: JsonWebKey, b: JsonWebKey) =>
   a.kty === b.kty && a.crv === b.crv && a.x === b.x && (a.y ?? null) === (b.y ?? null);
 
 /**
- * A copy is kept only when it passes the store's checks and names as its holder the key the
- * wallet proved for it (SD-JWT cnf, mdoc deviceKey), or the account's own DID for the W3C
- * formats, whose proofs the account's did:key signs.
+ * A copy is kept only when it passes the store's checks and names as its holder a key the
+ * wallet proved or attested for this request (SD-JWT cnf, mdoc deviceKey), or the account's
+ * own DID for the W3C formats, whose proofs the account's did:key signs. An issuer may answer in another order than the keys were named (an `attestation`
+ * proof names them all at once), so the copy is paired with the key it is bound to.
  */
 async function checkedCopy(
   deps: ReceivedStoreDeps,
   account: UserIdentity,
   formatId: FormatId,
   copy: ReceivedCopy,
-): Promise<ParsedCredential> {
+  requestKeys: ReceivedCopy['key'][],
+): Promise<{ parsed: ParsedCredential; key: ReceivedCopy['key'] }> {
   const format = deps.formats.get(formatId);
   if ((formatId === 'ldp_vc') !== (typeof copy.value === 'object' && copy.value !== null)) {
     throw rejected(`the issuer's answer is not a ${formatId} credential`);
@@ -65,10 +67,15 @@ async function checkedCopy(
     format.parse(copy.value, { now: deps.now(), issuerTrustAnchors: deps.issuerTrustAnchors }),
   );
   const holder = parsed.holder;
-  const bound = holder.kind === 'key' ? sameKey(holder.jwk, copy.key.publicJwk) : holder.did === account.did;
-  if (!bound) throw rejected('it is not bound to the key this wallet proved to the issuer');
+  const key =
+    holder.kind === 'key'
+      ? requestKeys.find((candidate) => sameKey(holder.jwk, candidate.publicJwk))
+      : holder.did === account.did
+        ? copy.key
+        : undefined;
+  if (!key) throw rejected('it is not bound to a key this wallet proved to the issuer');
   await readable(format, () => parsed.verify());
-  return parsed;
+  return { parsed, key };
 }
 
 /**
@@ -87,7 +94,13 @@ export async function storeReceivedCredential(
   },
 ): Promise<ReceivedCredential> {
   const parsed: ParsedCredential[] = [];
-  for (const copy of input.copies) parsed.push(await checkedCopy(deps, account, input.format, copy));
+  const keys: ReceivedCopy['key'][] = [];
+  const requestKeys = input.copies.map((copy) => copy.key);
+  for (const copy of input.copies) {
+    const checked = await checkedCopy(deps, account, input.format, copy, requestKeys);
+    parsed.push(checked.parsed);
+    keys.push(checked.key);
+  }
   const first = parsed[0]!;
   const cids = await Promise.all(
     parsed.map((p) => deps.store.putEncrypted(p.stored, credentialContext(account.did))),
@@ -119,7 +132,7 @@ export async function storeReceivedCredential(
       cids.map((cid, i) => ({
         cid,
         holder_key_sealed: deps.cipher.encrypt(
-          JSON.stringify(privateJwkOf(input.copies[i]!.key)),
+          JSON.stringify(privateJwkOf(keys[i]!)),
           copyKeyContext(account.did, cid),
         ),
       })),
