@@ -219,7 +219,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
         tags,
         summary: 'Approve or decline a presentation request (OpenID4VP) or a credential offer (OpenID4VCI)',
         description:
-          'A presentation: selections: {<DCQL credential query id>: <credential id> or [ids] where multiple}. The answer goes to the verifier by its response mode; redirect_to is where the browser goes next (next "done" when the verifier named nothing). A credential offer: tx_code when the offer asks for one, account (the DID of one of the listed accounts) when the identity has several; the answer lists what was received, or redirect_to names the issuer\'s authorization page.',
+          'A presentation: selections: {<DCQL credential query id>: <credential id> or [ids] where multiple}. The answer goes to the verifier by its response mode; redirect_to is where the browser goes next (next "done" when the verifier named nothing). A credential offer: tx_code when the offer asks for one, account (the DID of one of the listed accounts) when the identity has several, credential_configuration_ids (which of the listed credentials) in an issuance started from the wallet; the answer lists what was received, or redirect_to names the issuer\'s authorization page.',
         params: InteractionParams,
         body: ConsentBody,
         response: { 200: InteractionResult, ...errorResponses(400, 403, 404, 413, 415, 429, 502) },
@@ -228,14 +228,22 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const id = request.params.id;
-      const { selections, tx_code, account, decision } = request.body;
+      const { selections, tx_code, account, decision, credential_configuration_ids } = request.body;
       if ((await liveInteraction(deps, id)).kind === 'issuance') {
         if (selections !== undefined) throw unexpected('selections', 'a credential offer');
-        const result = await decideIssuance(issuance, id, { decision, tx_code, account });
+        const result = await decideIssuance(issuance, id, {
+          decision,
+          tx_code,
+          account,
+          credential_configuration_ids,
+        });
         if (result.redirectTo) return { redirect_to: result.redirectTo };
         return resultView(result);
       }
       if (tx_code !== undefined) throw unexpected('tx_code', 'a presentation request');
+      if (credential_configuration_ids !== undefined) {
+        throw unexpected('credential_configuration_ids', 'a presentation request');
+      }
       if (account !== undefined) throw unexpected('account', 'a presentation request');
       const result = await decideConsent(wallet, id, { decision, selections });
       return result.redirectTo ? { redirect_to: result.redirectTo } : { next: 'done' };

@@ -39,6 +39,11 @@ export interface ResolvedOffer {
   grant: OfferedGrant;
   txCode: OfferedTxCode | null;
   configurations: OfferedConfiguration[];
+  /**
+   * Started by the person from their wallet (an issuer address, no offer): `offer` is then the
+   * wallet's own, `configurations` what the person may choose from.
+   */
+  walletInitiated: boolean;
 }
 
 const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
@@ -105,17 +110,23 @@ export function issuerDisplayOf(metadata: IssuerMetadataResult, identifier: stri
 
 export type IssuerDisplay = ReturnType<typeof issuerDisplayOf>;
 
+const supportedOf = (metadata: IssuerMetadataResult) =>
+  (metadata.credentialIssuer.credential_configurations_supported ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
+
+/** At most this many credentials in one offer, or to choose from in one wallet-initiated issuance. */
+export const MAX_OFFERED = 10;
+
 function configurationsOf(
   offer: CredentialOfferObject,
   metadata: IssuerMetadataResult,
 ): OfferedConfiguration[] {
   const ids = offer.credential_configuration_ids ?? [];
   if (ids.length === 0) throw offerRefused('it names no credential configuration');
-  if (ids.length > 10) throw offerRefused('it offers more than 10 credentials at once');
-  const supported = (metadata.credentialIssuer.credential_configurations_supported ?? {}) as Record<
-    string,
-    Record<string, unknown>
-  >;
+  if (ids.length > MAX_OFFERED) throw offerRefused(`it offers more than ${MAX_OFFERED} credentials at once`);
+  const supported = supportedOf(metadata);
   return ids.map((id) => {
     const configuration = supported[id];
     if (!configuration) throw offerRefused(`the issuer's metadata has no credential configuration ${id}`);
@@ -160,6 +171,39 @@ function grantOf(offer: CredentialOfferObject): { grant: OfferedGrant; txCode: O
   return { grant: 'authorization_code', txCode: null };
 }
 
+/** Who the issuer is: its metadata (signed where it signs it), name, logo and certificate. */
+async function resolveIssuer(
+  client: Openid4vciClient,
+  identifier: string,
+  metadataSigner: () => MetadataSigner | null,
+): Promise<{ metadata: IssuerMetadataResult; issuer: ResolvedOffer['issuer'] }> {
+  let metadata: IssuerMetadataResult;
+  try {
+    metadata = await client.resolveIssuerMetadata(identifier);
+  } catch (error) {
+    throw explainFailure(
+      error,
+      "the issuer's metadata could not be read, or its signature does not verify with a certificate of ISSUER_TRUST_ANCHORS",
+    );
+  }
+  return {
+    metadata,
+    issuer: {
+      identifier,
+      ...issuerDisplayOf(metadata, identifier),
+      verified: metadata.signedCredentialIssuer !== undefined && metadataSigner() !== null,
+      certificate: metadataSigner(),
+    },
+  };
+}
+
+function requireAuthorizationEndpoint(metadata: IssuerMetadataResult): void {
+  const server = metadata.authorizationServers[0];
+  if (!server?.authorization_endpoint) {
+    throw offerRefused('it needs an authorization server with an authorization endpoint, and there is none');
+  }
+}
+
 /**
  * The Credential Offer (§4.1) by value or by reference, the Credential Issuer Metadata (§12.2,
  * with the path rule) and the Authorization Server Metadata, fetched and checked by the library;
@@ -181,35 +225,63 @@ export async function resolveOffer(
   } catch (error) {
     throw explainFailure(error, 'the offer is not a valid OpenID4VCI credential offer');
   }
-  let metadata: IssuerMetadataResult;
-  try {
-    metadata = await client.resolveIssuerMetadata(offer.credential_issuer);
-  } catch (error) {
-    throw explainFailure(
-      error,
-      "the issuer's metadata could not be read, or its signature does not verify with a certificate of ISSUER_TRUST_ANCHORS",
-    );
-  }
+  const { metadata, issuer } = await resolveIssuer(client, offer.credential_issuer, metadataSigner);
   const { grant, txCode } = grantOf(offer);
-  if (grant === 'authorization_code') {
-    const server = metadata.authorizationServers[0];
-    if (!server?.authorization_endpoint) {
-      throw offerRefused(
-        'it needs an authorization server with an authorization endpoint, and there is none',
-      );
-    }
-  }
+  if (grant === 'authorization_code') requireAuthorizationEndpoint(metadata);
   return {
-    issuer: {
-      identifier: offer.credential_issuer,
-      ...issuerDisplayOf(metadata, offer.credential_issuer),
-      verified: metadata.signedCredentialIssuer !== undefined && metadataSigner() !== null,
-      certificate: metadataSigner(),
-    },
+    issuer,
     offer,
     metadata,
     grant,
     txCode,
     configurations: configurationsOf(offer, metadata),
+    walletInitiated: false,
+  };
+}
+
+/**
+ * Wallet-initiated issuance (§3.4, HAIP 1.0 §4): an issuer address and perhaps one credential
+ * configuration, no offer. The authorization code grant follows, with the configurations'
+ * scopes. Without a configuration, the person chooses among those in formats this wallet holds.
+ */
+export async function resolveWalletIssuance(
+  client: Openid4vciClient,
+  query: { credential_issuer: string; credential_configuration_id?: string | undefined },
+  metadataSigner: () => MetadataSigner | null = () => null,
+): Promise<ResolvedOffer> {
+  let identifier: URL;
+  try {
+    identifier = new URL(query.credential_issuer);
+  } catch {
+    throw offerRefused('credential_issuer is not an address');
+  }
+  if (identifier.protocol !== 'https:' || identifier.search || identifier.hash) {
+    throw offerRefused('credential_issuer must be an https address without query or fragment');
+  }
+  const { metadata, issuer } = await resolveIssuer(client, query.credential_issuer, metadataSigner);
+  requireAuthorizationEndpoint(metadata);
+  const supported = supportedOf(metadata);
+  const wanted = query.credential_configuration_id;
+  const held = Object.keys(supported).filter((id) =>
+    FORMAT_IDS.includes(supported[id]!['format'] as FormatId),
+  );
+  if (wanted !== undefined && !(wanted in supported)) {
+    throw offerRefused(`the issuer's metadata has no credential configuration ${wanted}`);
+  }
+  const ids = wanted !== undefined ? [wanted] : held.slice(0, MAX_OFFERED);
+  if (ids.length === 0) throw offerRefused('the issuer issues no credential in a format this wallet holds');
+  const offer = {
+    credential_issuer: metadata.credentialIssuer.credential_issuer,
+    credential_configuration_ids: ids,
+    grants: { authorization_code: {} },
+  } as CredentialOfferObject;
+  return {
+    issuer,
+    offer,
+    metadata,
+    grant: 'authorization_code',
+    txCode: null,
+    configurations: configurationsOf(offer, metadata),
+    walletInitiated: true,
   };
 }

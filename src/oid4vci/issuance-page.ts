@@ -36,6 +36,18 @@ async function decide(decision, button) {
   if (decision === 'approve' && txCode) body.tx_code = txCode.value.trim();
   const account = form.querySelector('input[name="account"]:checked');
   if (decision === 'approve' && account) body.account = account.value;
+  const choices = form.querySelectorAll('input[name="credential"]');
+  if (decision === 'approve' && choices.length) {
+    body.credential_configuration_ids = Array.from(choices).filter(function (c) { return c.checked; }).map(function (c) { return c.value; });
+    if (!body.credential_configuration_ids.length) {
+      alertBox.textContent = 'Choose at least one credential to add.';
+      statusBox.textContent = '';
+      busy = false;
+      button.removeAttribute('aria-disabled');
+      choices[0].focus();
+      return;
+    }
+  }
   try {
     const response = await fetch('/interaction/' + encodeURIComponent(data.interactionId) + '/consent', {
       method: 'POST',
@@ -106,18 +118,36 @@ function issuerSection(issuance: IssuanceDescription): string {
   const trust = issuer.verified
     ? `<p>Verified: its metadata is signed by <strong>${escapeHtml(issuer.certificate?.subject ?? '')}</strong>, whose certificate chains to an issuer this wallet trusts.</p>`
     : '<p class="warning">Unverified issuer: the wallet could not confirm who runs this service. Add credentials only from issuers you expect.</p>';
-  return `<div class="issuer">${logo}<div><p><strong>${escapeHtml(issuer.name)}</strong> offers you credentials.</p>
+  const what = issuance.wallet_initiated ? 'issues the credentials below' : 'offers you credentials';
+  return `<div class="issuer">${logo}<div><p><strong>${escapeHtml(issuer.name)}</strong> ${what}.</p>
 <p>Address: <code>${escapeHtml(issuer.identifier)}</code></p>${trust}</div></div>`;
 }
 
-function offeredList(issuance: IssuanceDescription): string {
-  const items = issuance.credentials
+const describeOffered = (c: IssuanceDescription['credentials'][number]) =>
+  `<strong>${escapeHtml(c.name)}</strong> (${escapeHtml(FORMAT_NAMES[c.format] ?? c.format)})${c.description ? ` – ${escapeHtml(c.description)}` : ''}`;
+
+/** Started from the wallet with several credentials: the person ticks the ones to add. */
+const choosing = (issuance: IssuanceDescription) =>
+  issuance.wallet_initiated && issuance.credentials.length > 1;
+
+function offeredList(issuance: IssuanceDescription, loggedIn: boolean): string {
+  if (choosing(issuance) && loggedIn) return '';
+  const items = issuance.credentials.map((c) => `<li>${describeOffered(c)}</li>`).join('');
+  return `<h2>${issuance.wallet_initiated ? 'Available' : 'Offered'}</h2><ul class="offered">${items}</ul>`;
+}
+
+function choiceField(issuance: IssuanceDescription): string {
+  if (!choosing(issuance)) return '';
+  const options = issuance.credentials
     .map(
-      (c) =>
-        `<li><strong>${escapeHtml(c.name)}</strong> (${escapeHtml(FORMAT_NAMES[c.format] ?? c.format)})${c.description ? ` – ${escapeHtml(c.description)}` : ''}</li>`,
+      (
+        c,
+        i,
+      ) => `<div class="account"><input type="checkbox" name="credential" id="credential-${i}" value="${escapeHtml(c.id)}">
+<label for="credential-${i}">${describeOffered(c)}</label></div>`,
     )
-    .join('');
-  return `<h2>Offered</h2><ul class="offered">${items}</ul>`;
+    .join('\n');
+  return `<fieldset><legend>Which credentials do you want?</legend>${options}</fieldset>`;
 }
 
 function txCodeField(issuance: IssuanceDescription): string {
@@ -170,6 +200,7 @@ export function renderIssuancePage(input: IssuancePageInput): string {
     main = `<p role="alert">Your identity has no account in any service of this wallet yet, so there is nowhere to keep these credentials.</p>`;
   } else {
     main = `<form id="issuance-form">
+${choiceField(issuance)}
 ${txCodeField(issuance)}
 ${accountField(issuance)}
 <div class="actions"><button type="submit" id="approve-button">Add to my wallet</button><button type="button" id="decline-button" class="secondary">Decline</button></div>
@@ -181,7 +212,7 @@ ${accountField(issuance)}
 <div id="login-status" class="status" role="status" aria-live="polite"></div>
 <noscript><p class="error">This page needs JavaScript.</p></noscript>
 ${issuerSection(issuance)}
-${offeredList(issuance)}
+${offeredList(issuance, input.loggedIn && issuance.accounts.length > 0)}
 ${main}
 ${input.loggedIn ? SIGN_OUT_SECTION : ''}
 </main>

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, type JsonWebKey, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-repository.ts';
+import type { WalletProvider } from '../config/wallet-provider.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { OutboundClient } from '../http/outbound.ts';
@@ -16,10 +17,17 @@ import {
 import type { SessionRow } from '../oidc/session-repository.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
-import { requestCredential } from './credential-request.ts';
+import { planProofs, requestCredential } from './credential-request.ts';
 import { scheduleDeferredIssuance } from './deferred-issuances.ts';
-import { offerRefused, type ResolvedOffer, resolveOffer } from './issuance-offer.ts';
-import { authorizationCodeToken, preAuthorizedToken, startAuthorization } from './issuance-tokens.ts';
+import { offerRefused, type ResolvedOffer, resolveOffer, resolveWalletIssuance } from './issuance-offer.ts';
+import {
+  authorizationCodeToken,
+  authorizationServerOf,
+  type GrantContext,
+  newInstanceKey,
+  preAuthorizedToken,
+  startAuthorization,
+} from './issuance-tokens.ts';
 import {
   type IssuanceKey,
   type IssuanceToken,
@@ -34,12 +42,15 @@ import {
   storeReceivedCredential,
 } from './received-credentials.ts';
 import { type MetadataSigner, signedMetadataVerifier } from './signed-metadata.ts';
+import { authenticationFor, keyAttestation, walletAttestation } from './wallet-attestation.ts';
 
 export interface IssuanceDeps extends ReceivedStoreDeps {
   outbound: OutboundClient;
   interactions: InteractionDeps;
-  /** PUBLIC_URL (the callback's base) and OID4VCI_CLIENT_ID. */
+  /** PUBLIC_URL (the callback's base and the wallet provider's identifier) and OID4VCI_CLIENT_ID. */
   config: { publicUrl: string; clientId: string; deferredTimeoutSeconds: number };
+  /** WALLET_PROVIDER_KEY and WALLET_PROVIDER_CHAIN, when set: Wallet Attestations and key attestations. */
+  walletProvider: WalletProvider | null;
   log: { warn(object: object, message: string): void };
 }
 
@@ -47,7 +58,9 @@ export interface IssuanceDeps extends ReceivedStoreDeps {
 interface PendingAuthorization {
   stateHash: string;
   codeVerifierSealed: string;
-  dpopKeySealed: string | null;
+  /** The issuance's instance key (DPoP, Wallet Attestation `cnf`). */
+  instanceKeySealed: string;
+  dpop: boolean;
   dpopNonce: string | null;
   accountDid: string;
 }
@@ -63,6 +76,65 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('bas
 
 export const callbackUrl = (deps: IssuanceDeps) => `${deps.config.publicUrl}/v1/oid4vci/callback`;
 
+/** What the wallet provider signs with, when this deployment is one (PUBLIC_URL names it). */
+export const attestationInput = (deps: IssuanceDeps) =>
+  deps.walletProvider
+    ? {
+        provider: deps.walletProvider,
+        providerId: deps.config.publicUrl,
+        clientId: deps.config.clientId,
+        now: deps.now(),
+      }
+    : null;
+
+function grantContext(deps: IssuanceDeps, params: IssuanceParams): GrantContext {
+  return {
+    outbound: deps.outbound,
+    clientId: deps.config.clientId,
+    offer: params.offer,
+    metadata: params.metadata,
+    attest: deps.walletProvider
+      ? (instanceJwk) => walletAttestation(attestationInput(deps)!, instanceJwk)
+      : undefined,
+  };
+}
+
+/** A client that asks for signed metadata, and who signed what it read (signed-metadata.ts). */
+function metadataClient(deps: IssuanceDeps) {
+  let signer: MetadataSigner | null = null;
+  const verifyMetadata = signedMetadataVerifier(deps.issuerTrustAnchors, deps.now, (seen) => {
+    signer = seen;
+  });
+  return {
+    client: issuanceClient(deps.outbound, deps.config.clientId, [], { verifyJwt: verifyMetadata }),
+    signer: () => signer,
+  };
+}
+
+/**
+ * GET /v1/oid4vci/start: wallet-initiated issuance from an issuer's address, opening the same
+ * interaction as an offer, in which the person chooses the credentials (when several) and the
+ * issuer's authorization page follows.
+ */
+export async function startWalletIssuance(
+  deps: IssuanceDeps,
+  query: { credential_issuer: string; credential_configuration_id?: string | undefined },
+  session: SessionRow | undefined,
+): Promise<string> {
+  const metadataReader = metadataClient(deps);
+  const params: IssuanceParams = await resolveWalletIssuance(
+    metadataReader.client,
+    query,
+    metadataReader.signer,
+  );
+  return startInteraction(deps.interactions, {
+    kind: 'issuance',
+    clientId: null,
+    params: JSON.stringify(params),
+    identity: await identityOfSession(deps, session),
+  });
+}
+
 /**
  * GET /v1/oid4vci/offer: resolves and checks the offer, takes it once, and starts the
  * interaction in which the person logs in (unless a session says who they are) and decides.
@@ -72,15 +144,8 @@ export async function startIssuance(
   query: { credential_offer?: string | undefined; credential_offer_uri?: string | undefined },
   session: SessionRow | undefined,
 ): Promise<string> {
-  let signer: MetadataSigner | null = null;
-  const verifyMetadata = signedMetadataVerifier(deps.issuerTrustAnchors, deps.now, (seen) => {
-    signer = seen;
-  });
-  const resolved = await resolveOffer(
-    issuanceClient(deps.outbound, deps.config.clientId, [], verifyMetadata),
-    query,
-    () => signer,
-  );
+  const metadataReader = metadataClient(deps);
+  const resolved = await resolveOffer(metadataReader.client, query, metadataReader.signer);
   const nowSeconds = Math.floor(deps.now().getTime() / 1000);
   const fingerprint = sha256(query.credential_offer_uri ?? JSON.stringify(resolved.offer));
   if (
@@ -138,6 +203,8 @@ export async function describeIssuance(deps: IssuanceDeps, id: string) {
       })),
     ),
     awaiting_authorization: params.authorization !== undefined,
+    /** Started from the wallet: the person chooses among `credentials` (credential_configuration_ids). */
+    wallet_initiated: params.walletInitiated === true,
   };
 }
 
@@ -147,6 +214,8 @@ export interface IssuanceDecision {
   decision: 'approve' | 'decline';
   tx_code?: string | undefined;
   account?: string | undefined;
+  /** Which of the listed credentials, in an issuance the wallet started. */
+  credential_configuration_ids?: string[] | undefined;
 }
 
 export interface IssuanceResult {
@@ -208,6 +277,38 @@ function checkTxCode(params: IssuanceParams, txCode: string | undefined): string
   return txCode;
 }
 
+/**
+ * In an issuance the person started, the credentials they chose (every one listed when only
+ * one is); an offer's credentials come together, as the issuer offered them.
+ */
+function chooseConfigurations(params: IssuanceParams, chosen: string[] | undefined): IssuanceParams {
+  const path = '/body/credential_configuration_ids';
+  if (!params.walletInitiated) {
+    if (chosen === undefined) return params;
+    throw new CofferError('invalid_request', "An offer's credentials come as the issuer offered them.", {
+      details: [{ path, message: 'is only for an issuance started from the wallet' }],
+    });
+  }
+  if (chosen === undefined) {
+    if (params.configurations.length === 1) return params;
+    throw new CofferError('invalid_request', 'Choose the credentials to add.', {
+      details: [{ path, message: 'is required when the issuer has several credentials' }],
+    });
+  }
+  const unknown = chosen.find((id) => !params.configurations.some((c) => c.id === id));
+  if (unknown !== undefined) {
+    throw new CofferError('invalid_request', `The issuer listed no credential ${unknown.slice(0, 100)}.`, {
+      details: [{ path, message: 'must name listed credentials' }],
+    });
+  }
+  const ids = [...new Set(chosen)];
+  return {
+    ...params,
+    offer: { ...params.offer, credential_configuration_ids: ids },
+    configurations: params.configurations.filter((c) => ids.includes(c.id)),
+  };
+}
+
 /** The account's hosted key as an issuance key, named by its did:key URL (W3C formats' proofs). */
 async function accountKeyOf(deps: IssuanceDeps, account: UserIdentity): Promise<IssuanceKey> {
   const [row] = await findHolderKeys(deps.db, [account.user_id]);
@@ -234,6 +335,10 @@ async function receiveOffered(
     metadata: params.metadata,
     token,
     accountKey: await accountKeyOf(deps, account),
+    attestKeys: deps.walletProvider
+      ? (keys: JsonWebKey[], nonce: string | undefined) =>
+          keyAttestation(attestationInput(deps)!, keys, nonce)
+      : undefined,
     now: deps.now,
   };
   for (const configuration of params.configurations) {
@@ -285,7 +390,7 @@ export async function decideIssuance(
   id: string,
   body: IssuanceDecision,
 ): Promise<IssuanceResult> {
-  const { row, params, loggedIn } = await issuanceState(deps, id);
+  const { row, params: listed, loggedIn } = await issuanceState(deps, id);
   if (body.decision === 'decline') {
     if (!(await finishInteraction(deps.db, row.id, {}))) throw gone();
     return { received: [], pending: 0 };
@@ -296,16 +401,17 @@ export async function decideIssuance(
       'Log in first: the wallet needs to know whose credentials these are.',
     );
   }
-  if (params.authorization) {
+  if (listed.authorization) {
     throw new CofferError('invalid_request', "This issuance is waiting for the issuer's authorization page.");
   }
+  const params = chooseConfigurations(listed, body.credential_configuration_ids);
+  // What the wallet cannot do (authenticate as the server demands, make the key attestations
+  // the issuer requires) is refused before the person is sent to the issuer, not after.
+  authenticationFor(authorizationServerOf(params.metadata), deps.walletProvider !== null);
+  for (const c of params.configurations)
+    planProofs(params.metadata, c.id, c.format, deps.walletProvider !== null);
   const account = chooseAccount(await accountsOf(deps.db, row), body.account);
-  const grant = {
-    outbound: deps.outbound,
-    clientId: deps.config.clientId,
-    offer: params.offer,
-    metadata: params.metadata,
-  };
+  const grant = grantContext(deps, params);
   if (params.grant === 'pre-authorized_code') {
     // The interaction ends once the issuer accepted the code: a mistyped tx_code can be corrected.
     const token = await preAuthorizedToken(grant, checkTxCode(params, body.tx_code));
@@ -313,17 +419,21 @@ export async function decideIssuance(
     return receiveOffered(deps, params, account, token);
   }
   const secret = randomBytes(24).toString('base64url');
+  const instanceKey = newInstanceKey();
   const started = await startAuthorization({
     ...grant,
     state: `${row.id}.${secret}`,
     redirectUri: callbackUrl(deps),
+    instanceKey,
   });
   const authorization: PendingAuthorization = {
     stateHash: sha256(secret),
     codeVerifierSealed: deps.cipher.encrypt(started.codeVerifier, `interactions/${row.id}/pkce`),
-    dpopKeySealed: started.dpopKey
-      ? deps.cipher.encrypt(JSON.stringify(privateJwkOf(started.dpopKey)), `interactions/${row.id}/dpop`)
-      : null,
+    instanceKeySealed: deps.cipher.encrypt(
+      JSON.stringify(privateJwkOf(instanceKey)),
+      `interactions/${row.id}/instance-key`,
+    ),
+    dpop: started.dpop,
     dpopNonce: started.dpopNonce ?? null,
     accountDid: account.did,
   };
@@ -386,21 +496,18 @@ export async function finishAuthorization(
       `The issuer did not authorize the issuance: ${(query.error_description ?? query.error ?? 'no code was returned').slice(0, 300)}.`,
     );
   }
-  const dpopKey = pending.dpopKeySealed
-    ? issuanceKeyOf(JSON.parse(deps.cipher.decrypt(pending.dpopKeySealed, `interactions/${row.id}/dpop`)))
-    : null;
+  const instanceKey = issuanceKeyOf(
+    JSON.parse(deps.cipher.decrypt(pending.instanceKeySealed, `interactions/${row.id}/instance-key`)),
+  );
   const token = await authorizationCodeToken(
     {
-      outbound: deps.outbound,
-      clientId: deps.config.clientId,
-      offer: params.offer,
-      metadata: params.metadata,
+      ...grantContext(deps, params),
       code: query.code,
       codeVerifier: deps.cipher.decrypt(pending.codeVerifierSealed, `interactions/${row.id}/pkce`),
       redirectUri: callbackUrl(deps),
     },
-    dpopKey,
-    pending.dpopNonce ?? undefined,
+    instanceKey,
+    { dpop: pending.dpop, nonce: pending.dpopNonce ?? undefined },
   );
   return receiveOffered(deps, params, account, token);
 }

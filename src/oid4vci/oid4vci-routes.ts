@@ -8,8 +8,14 @@ import { sessionOfCookie } from '../oidc/session-cookie.ts';
 import { findAccountsOfIdentity } from '../users/user-repository.ts';
 import { listDeferredIssuances } from './deferred-issuances.ts';
 import { renderIssuanceResult } from './issuance-page.ts';
-import { finishAuthorization, type IssuanceDeps, resultView, startIssuance } from './issuance-service.ts';
-import { CallbackQuery, IssuanceList, OfferQuery } from './oid4vci-schemas.ts';
+import {
+  finishAuthorization,
+  type IssuanceDeps,
+  resultView,
+  startIssuance,
+  startWalletIssuance,
+} from './issuance-service.ts';
+import { CallbackQuery, IssuanceList, OfferQuery, StartQuery } from './oid4vci-schemas.ts';
 
 const tags = ['Hosted wallet (OpenID4VCI 1.0)'];
 
@@ -53,6 +59,25 @@ export const oid4vciRoutes: FastifyPluginAsyncTypebox<IssuanceDeps> = async (app
       answering(request, reply, 'This credential offer cannot be used', async () => {
         const session = await sessionOfCookie(deps.db, request.headers.cookie);
         const id = await startIssuance(deps, request.query, session);
+        return reply.redirect(`/interaction/${id}`, 303);
+      }),
+  );
+
+  app.get(
+    '/v1/oid4vci/start',
+    {
+      schema: {
+        tags,
+        summary: 'Wallet-initiated issuance: the person asks an issuer for credentials, without an offer',
+        description:
+          "`credential_issuer` is the issuer's https address (its Credential Issuer Identifier); `credential_configuration_id` optionally names one of its credentials. Coffer reads the issuer's metadata (signed metadata when served, checked against ISSUER_TRUST_ANCHORS) and opens the same interaction as an offer; the person chooses among the issuer's credentials (`credential_configuration_ids` in the consent) and then authorizes at the issuer (authorization code with PKCE, PAR, DPoP and Wallet Attestation where the issuer takes them). The wallet page's \"Add a credential\" form comes here.",
+        querystring: StartQuery,
+      },
+    },
+    async (request, reply) =>
+      answering(request, reply, 'Credentials cannot be added from this issuer', async () => {
+        const session = await sessionOfCookie(deps.db, request.headers.cookie);
+        const id = await startWalletIssuance(deps, request.query, session);
         return reply.redirect(`/interaction/${id}`, 303);
       }),
   );

@@ -9,6 +9,15 @@ export const OfferQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/** Wallet-initiated issuance (OpenID4VCI §3.4): an issuer's address, perhaps one of its credentials. */
+export const StartQuery = Type.Object(
+  {
+    credential_issuer: Type.String({ minLength: 1, maxLength: 2048 }),
+    credential_configuration_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+
 /** The authorization response at the wallet's redirect URI (RFC 6749 §4.1.2, RFC 9207). */
 export const CallbackQuery = Type.Object(
   {

@@ -105,6 +105,9 @@ export const ConsentBody = Type.Object(
     decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
     tx_code: Type.Optional(Type.String({ maxLength: 64 })),
     account: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    credential_configuration_ids: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 10 }),
+    ),
     selections: Type.Optional(
       Type.Record(
         Type.String({ minLength: 1, maxLength: 128 }),

@@ -8,7 +8,7 @@ const BIN = path.resolve(import.meta.dirname, '../../bin/coffer.js');
 
 /** Runs the real `coffer` executable with the server's configuration, as an operator would. */
 export async function coffer(
-  server: TestServer,
+  server: Pick<TestServer, 'env'>,
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

@@ -42,12 +42,18 @@ export interface IssuanceWorld {
   close(): Promise<void>;
 }
 
+/**
+ * Starts the world. Given an issuer already running (another wallet beside the first one), it
+ * uses that issuer and leaves it running at close.
+ */
 export async function startIssuanceWorld(
   kind: DatabaseKind,
-  issuerOptions: TestIssuerOptions = {},
+  issuerOptions: TestIssuerOptions | { shared: TestIssuer } = {},
   extraEnv: Record<string, string> = {},
 ): Promise<IssuanceWorld> {
-  const issuer = await startTestIssuer(issuerOptions);
+  const shared = 'shared' in issuerOptions ? issuerOptions.shared : undefined;
+  const issuer = shared ?? (await startTestIssuer(issuerOptions as TestIssuerOptions));
+  const closeIssuer = () => (shared ? Promise.resolve() : issuer.close());
   const verifier = await startVerifier();
   const anchorFile = path.join(tmpdir(), `coffer-issuers-${randomBytes(6).toString('hex')}.pem`);
   await writeFile(anchorFile, issuer.identity.ca.pem);
@@ -76,14 +82,14 @@ export async function startIssuanceWorld(
       cookie: undefined,
       close: async () => {
         await started.close();
-        await issuer.close();
+        await closeIssuer();
         await verifier.close();
         await rm(anchorFile, { force: true });
       },
     };
   } catch (error) {
     await server?.close();
-    await issuer.close();
+    await closeIssuer();
     await verifier.close();
     await rm(anchorFile, { force: true });
     throw error;

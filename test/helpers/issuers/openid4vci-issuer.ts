@@ -1,4 +1,4 @@
-import { createHash, type JsonWebKey, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, type JsonWebKey, randomBytes, randomUUID, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
@@ -22,6 +22,7 @@ import {
   compactDecrypt,
   compactVerify,
   decodeJwt,
+  decodeProtectedHeader,
   exportJWK,
   generateKeyPair,
   importJWK,
@@ -64,6 +65,31 @@ export interface TestIssuerOptions {
    * document signer (chains to the issuer CA) or by a self-signed certificate nobody trusts.
    */
   signedMetadata?: 'trusted' | 'untrusted';
+  /**
+   * HAIP 1.0 §4 (see haipRules below): authorization code through PAR only, PKCE S256, DPoP and
+   * `scope`; the wallet authenticates with a Wallet Attestation at PAR and token; key
+   * attestations in every credential request.
+   */
+  haip?: HaipOptions;
+}
+
+export interface HaipOptions {
+  /** PEM certificates of the wallet providers whose attestations this issuer trusts (its trust list). */
+  walletProviders: string;
+  /** `jwt` proofs carrying a key attestation (default), or one `attestation` proof. */
+  proofType?: 'jwt' | 'attestation';
+  /** key_attestations_required.key_storage: the attack resistance the issuer demands. */
+  keyStorage?: string[];
+}
+
+/** What the issuer saw of one Wallet Attestation and its proof of possession. */
+export interface SeenAttestation {
+  endpoint: 'par' | 'token';
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+  pop: Record<string, unknown>;
+  /** The raw request, for replay tests. */
+  request: { headers: Record<string, string>; body: string };
 }
 
 export interface TestIssuerEvents {
@@ -99,6 +125,9 @@ export interface TestIssuerEvents {
   encryptedRequests: number;
   encryptedResponses: number;
   notifications: Array<{ notification_id: string; event: string }>;
+  /** HAIP mode: every Wallet Attestation accepted, and every key attestation (header, payload). */
+  attestations: SeenAttestation[];
+  keyAttestations: Array<{ header: Record<string, unknown>; payload: Record<string, unknown> }>;
   errors: string[];
 }
 
@@ -121,6 +150,10 @@ export interface TestIssuer {
   events: TestIssuerEvents;
   /** The holder keys bound into issued credentials, in order. */
   issuedHolderKeys: JsonWebKey[];
+  /** Moves the clock by which the issuer judges Wallet Attestations (expiry tests). */
+  setAttestationClockSkew(seconds: number): void;
+  /** An access token for these configurations, DPoP-bound to the key (tests of the credential endpoint alone). */
+  mintAccessToken(configurationIds: string[], dpopJwk: JsonWebKey): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -131,6 +164,48 @@ function didKeyJwk(didUrl: string): Jwk {
   const bytes = base58btc.decode(did.slice('did:key:'.length));
   if (bytes[0] !== 0xed || bytes[1] !== 0x01) throw new Error('only Ed25519 did:key');
   return { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bytes.slice(2)).toString('base64url') };
+}
+
+function certificatesOf(pem: string): X509Certificate[] {
+  return (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map(
+    (block) => new X509Certificate(block),
+  );
+}
+
+/**
+ * The leaf of an `x5c` chain when every certificate is valid now, each is signed by the next
+ * (a CA), and the last is, or is signed by, a trusted wallet provider certificate.
+ */
+function walletProviderLeaf(
+  x5c: string[],
+  anchors: X509Certificate[],
+  now: Date,
+): X509Certificate | undefined {
+  let chain: X509Certificate[];
+  try {
+    chain = x5c.map((der) => new X509Certificate(Buffer.from(der, 'base64')));
+  } catch {
+    return undefined;
+  }
+  const valid = (c: X509Certificate) => new Date(c.validFrom) <= now && now <= new Date(c.validTo);
+  if (chain.length === 0 || !chain.every(valid)) return undefined;
+  for (let i = 0; i + 1 < chain.length; i++) {
+    if (
+      !chain[i + 1]!.ca ||
+      !chain[i]!.checkIssued(chain[i + 1]!) ||
+      !chain[i]!.verify(chain[i + 1]!.publicKey)
+    ) {
+      return undefined;
+    }
+  }
+  const last = chain.at(-1)!;
+  const trusted = anchors.some(
+    (anchor) =>
+      valid(anchor) &&
+      (anchor.raw.equals(last.raw) ||
+        (anchor.ca && last.checkIssued(anchor) && last.verify(anchor.publicKey))),
+  );
+  return trusted ? chain[0] : undefined;
 }
 
 export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<TestIssuer> {
@@ -160,8 +235,18 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     encryptedRequests: 0,
     encryptedResponses: 0,
     notifications: [],
+    attestations: [],
+    keyAttestations: [],
     errors: [],
   };
+  const haip = options.haip;
+  const now = () => new Date();
+  // Wallet Attestations are judged by a clock the tests can move, so that an attestation can
+  // expire while the DPoP proofs beside it stay fresh.
+  let attestationSkewSeconds = 0;
+  const attestationNow = () => new Date(Date.now() + attestationSkewSeconds * 1000);
+  const walletProviders = haip ? certificatesOf(haip.walletProviders) : [];
+  const popJtis = new Set<string>();
   const issuedHolderKeys: JsonWebKey[] = [];
 
   const server: Server = createServer({ key: await privateKeyPem(tls.keys.privateKey), cert: tls.pem });
@@ -196,6 +281,17 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       return { jwt, signerJwk: signingJwk };
     },
     verifyJwt: async (signer, { compact }) => {
+      if (signer.method === 'x5c') {
+        // Wallet Attestations and key attestations: the chain must reach a trusted wallet provider.
+        const leaf = walletProviderLeaf(signer.x5c, walletProviders, now());
+        if (!leaf) return { verified: false };
+        try {
+          await compactVerify(compact, leaf.publicKey, { algorithms: [signer.alg] });
+          return { verified: true, signerJwk: leaf.publicKey.export({ format: 'jwk' }) as Jwk };
+        } catch {
+          return { verified: false };
+        }
+      }
       const jwk =
         signer.method === 'jwk'
           ? signer.publicJwk
@@ -215,7 +311,23 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   const authorizationServer = new Oauth2AuthorizationServer({ callbacks });
   const resourceServer = new Oauth2ResourceServer({ callbacks });
 
-  const proofTypes = (algorithms: string[]) => ({ jwt: { proof_signing_alg_values_supported: algorithms } });
+  const keyAttestationsRequired = haip?.keyStorage ? { key_storage: haip.keyStorage } : {};
+  const proofTypes = (algorithms: string[]) =>
+    !haip
+      ? { jwt: { proof_signing_alg_values_supported: algorithms } }
+      : haip.proofType === 'attestation'
+        ? {
+            attestation: {
+              proof_signing_alg_values_supported: ['ES256'],
+              key_attestations_required: keyAttestationsRequired,
+            },
+          }
+        : {
+            jwt: {
+              proof_signing_alg_values_supported: algorithms,
+              key_attestations_required: keyAttestationsRequired,
+            },
+          };
   const display = (name: string) => ({
     display: [{ name, locale: 'en', description: `A ${name.toLowerCase()}` }],
   });
@@ -224,14 +336,18 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     token_endpoint: `${credentialIssuer}/token`,
     authorization_endpoint: `${credentialIssuer}/authorize`,
     pushed_authorization_request_endpoint: `${credentialIssuer}/par`,
-    require_pushed_authorization_requests: options.requirePar === true,
+    require_pushed_authorization_requests: options.requirePar === true || haip !== undefined,
     jwks_uri: `${credentialIssuer}/jwks`,
     code_challenge_methods_supported: [PkceCodeChallengeMethod.S256],
-    grant_types_supported: [authorizationCodeGrantIdentifier, preAuthorizedCodeGrantIdentifier],
-    'pre-authorized_grant_anonymous_access_supported': true,
+    grant_types_supported: haip
+      ? [authorizationCodeGrantIdentifier]
+      : [authorizationCodeGrantIdentifier, preAuthorizedCodeGrantIdentifier],
+    'pre-authorized_grant_anonymous_access_supported': !haip,
     authorization_response_iss_parameter_supported: true,
-    ...(options.requireDpop ? { dpop_signing_alg_values_supported: ['ES256'] } : {}),
+    ...(options.requireDpop || haip ? { dpop_signing_alg_values_supported: ['ES256'] } : {}),
+    ...(haip ? { token_endpoint_auth_methods_supported: ['attest_jwt_client_auth'] } : {}),
   });
+  const requireDpop = options.requireDpop === true || haip !== undefined;
   const credentialIssuerMetadata = issuer.createCredentialIssuerMetadata({
     credential_issuer: credentialIssuer,
     authorization_servers: [credentialIssuer],
@@ -303,7 +419,17 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   const preAuthorized = new Map<string, { txCode?: string; configurationIds: string[] }>();
   const issuerStates = new Map<string, string[]>();
   const pushed = new Map<string, Json>();
-  const codes = new Map<string, { codeChallenge: string; redirectUri: string; configurationIds: string[] }>();
+  const codes = new Map<
+    string,
+    {
+      codeChallenge: string;
+      redirectUri: string;
+      configurationIds: string[];
+      /** HAIP: the client and DPoP key the pushed request was authenticated with. */
+      clientId?: string;
+      dpopJkt?: string;
+    }
+  >();
   const cNonces = new Set<string>();
   const dpopNonces = new Set<string>();
   const transactions = new Map<string, { polls: number; credentials: Array<{ credential: unknown }> }>();
@@ -332,7 +458,45 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       : issueSdJwtVc(identity, { holderJwk: jwk });
   }
 
-  async function tokenEndpoint(req: import('node:http').IncomingMessage, form: Json) {
+  /**
+   * A Wallet Attestation the library verified (signature by a trusted provider, expiry, PoP
+   * audience and signature): its PoP is taken once (RFC 9449-style replay protection), and
+   * what it said is kept for the tests.
+   */
+  async function acceptAttestation(
+    endpoint: SeenAttestation['endpoint'],
+    req: import('node:http').IncomingMessage,
+    raw: string,
+    attestation: { clientAttestationJwt: string; clientAttestationPopJwt: string },
+  ) {
+    await authorizationServer.verifyClientAttestation({
+      authorizationServer: asMetadata.issuer,
+      ...attestation,
+      now: attestationNow(),
+    });
+    const pop = decodeJwt(attestation.clientAttestationPopJwt);
+    if (typeof pop.jti !== 'string' || popJtis.has(pop.jti)) {
+      throw new Oauth2ServerErrorResponseError(
+        { error: 'invalid_client', error_description: 'the client attestation PoP was used before' },
+        { status: 401 },
+      );
+    }
+    popJtis.add(pop.jti);
+    events.attestations.push({
+      endpoint,
+      header: decodeProtectedHeader(attestation.clientAttestationJwt) as Record<string, unknown>,
+      payload: decodeJwt(attestation.clientAttestationJwt) as Record<string, unknown>,
+      pop: pop as Record<string, unknown>,
+      request: {
+        headers: Object.fromEntries(
+          Object.entries(req.headers).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v]] : [])),
+        ),
+        body: raw,
+      },
+    });
+  }
+
+  async function tokenEndpoint(req: import('node:http').IncomingMessage, form: Json, raw: string) {
     const request = requestLike(req);
     const parsed = authorizationServer.parseAccessTokenRequest({ accessTokenRequest: form, request });
     const record = {
@@ -342,7 +506,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       txCodeGiven: typeof form['tx_code'] === 'string',
     } as TestIssuerEvents['tokenRequests'][number];
     events.tokenRequests.push(record);
-    if (options.requireDpop) {
+    if (requireDpop) {
       const nonce = parsed.dpop?.jwt ? decodeJwt(parsed.dpop.jwt)['nonce'] : undefined;
       if (typeof nonce !== 'string' || !dpopNonces.has(nonce)) {
         const fresh = randomUUID();
@@ -351,7 +515,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         return { status: 400, body: { error: 'use_dpop_nonce' }, headers: { 'dpop-nonce': fresh } };
       }
     }
-    const dpop = { required: options.requireDpop === true, allowedSigningAlgs: ['ES256'], ...parsed.dpop };
+    const dpop = { required: requireDpop, allowedSigningAlgs: ['ES256'], ...parsed.dpop };
     let configurationIds: string[];
     let subject: string;
     let verified: Awaited<ReturnType<typeof authorizationServer.verifyPreAuthorizedCodeAccessTokenRequest>>;
@@ -399,8 +563,20 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
           codeChallengeMethod: PkceCodeChallengeMethod.S256,
           ...(parsed.pkceCodeVerifier ? { codeVerifier: parsed.pkceCodeVerifier } : {}),
         },
-        dpop,
+        dpop: { ...dpop, ...(code.dpopJkt ? { expectedJwkThumbprint: code.dpopJkt } : {}) },
+        ...(haip
+          ? {
+              clientAttestation: {
+                ...parsed.clientAttestation,
+                required: true,
+                ensureConfirmationKeyMatchesDpopKey: true,
+                ...(code.clientId ? { expectedClientId: code.clientId } : {}),
+              },
+              now: now(),
+            }
+          : {}),
       });
+      if (haip) await acceptAttestation('token', req, raw, parsed.clientAttestation!);
       configurationIds = code.configurationIds;
       subject = parsed.grant.code;
     } else {
@@ -424,7 +600,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       authorizationServers: [asMetadata],
       request: requestLike(req),
       resourceServer: credentialIssuer,
-      allowedAuthenticationSchemes: options.requireDpop
+      allowedAuthenticationSchemes: requireDpop
         ? [SupportedAuthenticationScheme.DPoP]
         : [SupportedAuthenticationScheme.DPoP, SupportedAuthenticationScheme.Bearer],
     });
@@ -432,6 +608,104 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       dpop: verified.dpop !== undefined,
       configurationIds: String(verified.tokenPayload.scope ?? '').split(' '),
     };
+  }
+
+  const invalidProof = (description: string) =>
+    new Oauth2ServerErrorResponseError({ error: 'invalid_proof', error_description: description });
+
+  /** A c_nonce this issuer gave and nobody used yet. */
+  function freshNonce(jwt: string): string {
+    const nonce = decodeJwt(jwt)['nonce'];
+    if (typeof nonce !== 'string' || !cNonces.has(nonce)) {
+      throw new Oauth2ServerErrorResponseError({
+        error: 'invalid_nonce',
+        error_description: 'unknown c_nonce',
+      });
+    }
+    return nonce;
+  }
+
+  /**
+   * HAIP: the key attestation is OpenID4VCI 1.0's (`typ` key-attestation+jwt, `exp`), carries
+   * the request's c_nonce, and meets the demanded key storage. Its signature and x5c chain were
+   * checked by the library through verifyJwt above.
+   */
+  function checkKeyAttestation(jwt: string, nonce: string) {
+    const header = decodeProtectedHeader(jwt) as Record<string, unknown>;
+    const payload = decodeJwt(jwt) as Record<string, unknown>;
+    events.keyAttestations.push({ header, payload });
+    if (header['typ'] !== 'key-attestation+jwt')
+      throw invalidProof(`key attestation typ ${String(header['typ'])}`);
+    if (payload['nonce'] !== nonce) throw invalidProof('the key attestation does not carry the c_nonce');
+    if (typeof payload['exp'] !== 'number') throw invalidProof('the key attestation has no exp');
+    const storage = payload['key_storage'];
+    if (
+      haip?.keyStorage &&
+      !(Array.isArray(storage) && storage.some((level) => haip.keyStorage!.includes(level)))
+    ) {
+      throw invalidProof('the key storage is not attested at a level this issuer accepts');
+    }
+  }
+
+  /**
+   * The holder keys of a credential request: one per jwt proof, each with a fresh c_nonce. In
+   * HAIP mode every jwt proof carries the same key attestation, which names every proof's key
+   * (the library checks each proof's key is among its attested_keys); or the request is one
+   * `attestation` proof, whose attested keys are the holders.
+   */
+  async function holdersOf(
+    proofs: Json | undefined,
+    record: TestIssuerEvents['credentialRequests'][number],
+  ): Promise<Array<Jwk | string>> {
+    if (haip?.proofType === 'attestation') {
+      const attestations = proofs?.['attestation'];
+      if (!Array.isArray(attestations) || attestations.length !== 1) {
+        throw invalidProof('one attestation proof is required');
+      }
+      const keyAttestationJwt = String(attestations[0]);
+      const nonce = freshNonce(keyAttestationJwt);
+      const verified = await issuer.verifyCredentialRequestAttestationProof({
+        issuerMetadata,
+        keyAttestationJwt,
+        expectedNonce: nonce,
+        now: now(),
+      });
+      checkKeyAttestation(keyAttestationJwt, nonce);
+      cNonces.delete(nonce);
+      record.proofs = 1;
+      const keys = verified.payload.attested_keys as Jwk[];
+      if (keys.length > (options.batchSize ?? 1)) throw invalidProof(`${keys.length} attested keys`);
+      return keys;
+    }
+    const jwts = (proofs?.['jwt'] as string[] | undefined) ?? [];
+    record.proofs = jwts.length;
+    if (jwts.length === 0 || jwts.length > (options.batchSize ?? 1))
+      throw invalidProof(`${jwts.length} proofs`);
+    const holders: Array<Jwk | string> = [];
+    const keyAttestations = new Set<string>();
+    for (const jwt of jwts) {
+      const nonce = freshNonce(jwt);
+      const proof = await issuer.verifyCredentialRequestJwtProof({
+        issuerMetadata,
+        jwt,
+        expectedNonce: nonce,
+        ...(haip ? { now: now() } : {}),
+      });
+      if (haip) {
+        const keyAttestation = proof.header['key_attestation'];
+        if (typeof keyAttestation !== 'string') throw invalidProof('a key attestation is required');
+        checkKeyAttestation(keyAttestation, nonce);
+        keyAttestations.add(keyAttestation);
+      }
+      holders.push(
+        proof.signer.method === 'did'
+          ? proof.signer.didUrl.split('#')[0]!
+          : (proof.signer as { publicJwk: Jwk }).publicJwk,
+      );
+    }
+    if (keyAttestations.size > 1) throw invalidProof('HAIP: one key attestation for every key of the batch');
+    for (const nonce of jwts.map((jwt) => String(decodeJwt(jwt)['nonce']))) cNonces.delete(nonce);
+    return holders;
   }
 
   async function credentialEndpoint(req: import('node:http').IncomingMessage, body: Json) {
@@ -452,35 +726,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         error_description: 'not authorized for it',
       });
     }
-    const jwts = parsed.proofs?.jwt ?? [];
-    record.proofs = jwts.length;
-    if (jwts.length === 0 || jwts.length > (options.batchSize ?? 1)) {
-      throw new Oauth2ServerErrorResponseError({
-        error: 'invalid_proof',
-        error_description: `${jwts.length} proofs`,
-      });
-    }
-    const holders: Array<Jwk | string> = [];
-    for (const jwt of jwts) {
-      const nonce = decodeJwt(jwt)['nonce'];
-      if (typeof nonce !== 'string' || !cNonces.has(nonce)) {
-        throw new Oauth2ServerErrorResponseError({
-          error: 'invalid_nonce',
-          error_description: 'unknown c_nonce',
-        });
-      }
-      const proof = await issuer.verifyCredentialRequestJwtProof({
-        issuerMetadata,
-        jwt,
-        expectedNonce: nonce,
-      });
-      holders.push(
-        proof.signer.method === 'did'
-          ? proof.signer.didUrl.split('#')[0]!
-          : (proof.signer as { publicJwk: Jwk }).publicJwk,
-      );
-    }
-    for (const nonce of jwts.map((jwt) => String(decodeJwt(jwt)['nonce']))) cNonces.delete(nonce);
+    const holders = await holdersOf(parsed.proofs as Json | undefined, record);
     record.holderKeys = holders as Array<JsonWebKey | string>;
     const credentials = await Promise.all(
       holders.map(async (holder) => ({ credential: await issue(configurationId, holder) })),
@@ -545,7 +791,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       pushed.delete(String(params['request_uri']));
       if (!stored) return { status: 400, body: { error: 'invalid_request_uri' } };
       params = stored;
-    } else if (options.requirePar) {
+    } else if (options.requirePar || haip) {
       return { status: 400, body: { error: 'invalid_request', error_description: 'PAR is required' } };
     }
     events.authorizationRequests.push({
@@ -576,6 +822,8 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       codeChallenge: String(params['code_challenge']),
       redirectUri: String(params['redirect_uri']),
       configurationIds,
+      ...(viaPar ? { clientId: String(params['client_id']) } : {}),
+      ...(typeof params['dpop_jkt'] === 'string' ? { dpopJkt: params['dpop_jkt'] } : {}),
     });
     // The person approves at once; the browser goes back to the wallet.
     const back = new URL(String(params['redirect_uri']));
@@ -654,12 +902,38 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     switch (url.pathname) {
       case `${path}/par`: {
         events.parRequests++;
-        const { authorizationRequest } = await authorizationServer.parsePushedAuthorizationRequest({
+        const parsedPar = await authorizationServer.parsePushedAuthorizationRequest({
           authorizationRequest: form(),
           request: requestLike(req),
         });
+        const authorizationRequest = parsedPar.authorizationRequest as Json;
+        if (haip) {
+          const verified = await authorizationServer.verifyPushedAuthorizationRequest({
+            authorizationServerMetadata: asMetadata,
+            authorizationRequest: parsedPar.authorizationRequest,
+            request: requestLike(req),
+            dpop: { required: true, allowedSigningAlgs: ['ES256'], ...parsedPar.dpop },
+            clientAttestation: {
+              ...parsedPar.clientAttestation,
+              required: true,
+              ensureConfirmationKeyMatchesDpopKey: true,
+            },
+            now: now(),
+          });
+          await acceptAttestation('par', req, raw, parsedPar.clientAttestation!);
+          if (
+            typeof authorizationRequest['scope'] !== 'string' ||
+            authorizationRequest['authorization_details']
+          ) {
+            throw new Oauth2ServerErrorResponseError({
+              error: 'invalid_request',
+              error_description: 'HAIP: the credential types come as scope',
+            });
+          }
+          authorizationRequest['dpop_jkt'] = verified.dpop!.jwkThumbprint;
+        }
         const requestUri = `urn:ietf:params:oauth:request_uri:${randomUUID()}`;
-        pushed.set(requestUri, authorizationRequest as Json);
+        pushed.set(requestUri, authorizationRequest);
         return {
           status: 201,
           body: authorizationServer.createPushedAuthorizationResponse({ requestUri, expiresInSeconds: 60 })
@@ -667,7 +941,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         };
       }
       case `${path}/token`:
-        return tokenEndpoint(req, form());
+        return tokenEndpoint(req, form(), raw);
       case `${path}/nonce`: {
         events.nonceRequests++;
         const cNonce = randomUUID();
@@ -713,7 +987,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         const lastToken = events.tokenRequests.at(-1);
         if (req.url?.endsWith('/token') && lastToken && !lastToken.ok) lastToken.error = oauth.message;
         answer = oauth.errorResponse
-          ? { status: 400, body: oauth.errorResponse }
+          ? { status: oauth.status ?? 400, body: oauth.errorResponse }
           : (error as { constructor?: { name?: string } }).constructor?.name ===
               'Oauth2ResourceUnauthorizedError'
             ? { status: 401, body: { error: 'invalid_token' } }
@@ -786,6 +1060,21 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         ...(issuerState ? { issuerState } : {}),
         ...(preAuthorizedCode ? { preAuthorizedCode } : {}),
       };
+    },
+    setAttestationClockSkew(seconds) {
+      attestationSkewSeconds = seconds;
+    },
+    async mintAccessToken(configurationIds, dpopJwk) {
+      const response = await authorizationServer.createAccessTokenResponse({
+        audience: credentialIssuer,
+        authorizationServer: credentialIssuer,
+        signer: { method: 'jwk', alg: 'ES256', publicJwk: signingJwk },
+        subject: randomUUID(),
+        expiresInSeconds: 600,
+        scope: configurationIds.join(' '),
+        dpop: { jwk: dpopJwk as Jwk },
+      });
+      return response.access_token;
     },
     close: () =>
       new Promise<void>((resolve) => {
