@@ -74,7 +74,7 @@ export interface AttestationInput {
 }
 
 /** A Wallet Attestation (`oauth-client-attestation+jwt`) whose `cnf` is this issuance's instance key. */
-export function walletAttestation(input: AttestationInput, instanceJwk: JsonWebKey): Promise<string> {
+export async function walletAttestation(input: AttestationInput, instanceJwk: JsonWebKey): Promise<string> {
   const provider = usableProvider(input.provider, input.now);
   return createClientAttestationJwt({
     issuedAt: input.now,
@@ -92,7 +92,7 @@ export function walletAttestation(input: AttestationInput, instanceJwk: JsonWebK
  * than with @openid4vc/openid4vci 0.4.6, whose builder writes the draft `typ`
  * `keyattestation+jwt`; OpenID4VCI 1.0 says `key-attestation+jwt`.
  */
-export function keyAttestation(
+export async function keyAttestation(
   input: Omit<AttestationInput, 'clientId'>,
   attestedKeys: JsonWebKey[],
   nonce: string | undefined,

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { type IssuanceWorld, listed, startIssuanceWorld } from '../oid4vci/issuance-helpers.ts';
+import { createWalletProvider, type WalletProviderFiles } from '../oid4vci/haip-helpers.ts';
+import { fetchWithCa, type IssuanceWorld, listed, startIssuanceWorld } from '../oid4vci/issuance-helpers.ts';
 import {
   assertFocusVisible,
   chromiumMissing,
@@ -100,6 +102,75 @@ describe('OpenID4VCI credential offer in Chromium', { skip: chromiumMissing }, (
       .filter({ hasText: /Added 1 credential/ })
       .waitFor();
     assert.equal((await listed(world)).length, before + 1);
+    await t.close();
+  });
+});
+
+describe('wallet-initiated HAIP issuance from the wallet page in Chromium', { skip: chromiumMissing }, () => {
+  let browser: Browser;
+  let world: IssuanceWorld;
+  let provider: WalletProviderFiles;
+
+  before(async () => {
+    provider = await createWalletProvider();
+    [browser, world] = await Promise.all([
+      launchChromium(),
+      startIssuanceWorld(
+        'sqlite',
+        { haip: { walletProviders: provider.rootPem }, signedMetadata: 'trusted' },
+        provider.env,
+      ),
+    ]);
+  });
+  after(async () => {
+    await browser?.close();
+    await world?.close();
+    await rm(provider.dir, { recursive: true, force: true });
+  });
+
+  test('"Add a credential": the issuer address, a choice of its credentials, its authorization page, and the credential in the wallet', async () => {
+    const t = await openPage(browser);
+    await serveStandIn(t.context, 'https://issuer.example', 'Logo');
+    // The issuer's pages sit behind its own test CA; the test fetches them for the browser,
+    // where the person would see the issuer's own log-in (this issuer approves at once).
+    await t.context.route(`${new URL(world.issuer.credentialIssuer).origin}/**`, async (route) => {
+      const answer = await fetchWithCa(world.issuer.tlsCaPem, route.request().url());
+      await route.fulfill({
+        status: answer.status,
+        headers: answer.location ? { location: answer.location } : {},
+        body: answer.body,
+      });
+    });
+    await injectWallet(t.context, world.account);
+    const { page } = t;
+    await page.goto(`${world.server.url}/wallet`);
+    await page.getByRole('button', { name: 'Connect wallet' }).click();
+    await page.waitForURL(`${world.server.url}/wallet`);
+    await page.getByRole('heading', { level: 2, name: 'Add a credential' }).waitFor();
+    await page.getByRole('textbox', { name: 'Issuer address' }).fill(world.issuer.credentialIssuer);
+    await t.screenshot('wallet-add-credential');
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByRole('heading', { level: 1, name: 'Add credentials from Example Issuer?' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /Verified: its metadata is signed by/);
+    const choice = page.getByRole('group', { name: 'Which credentials do you want?' });
+    assert.equal(await choice.getByRole('checkbox').count(), 3);
+    t.expectErrorResponse(`${new URL(page.url()).pathname}/consent`, 400);
+    await page.getByRole('button', { name: 'Add to my wallet' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Choose at least one credential to add.' }).waitFor();
+    await choice.getByRole('checkbox', { name: /Personal ID/ }).check();
+    await t.screenshot('issuance-wallet-initiated-choice');
+    await page.getByRole('button', { name: 'Add to my wallet' }).click();
+
+    await page.getByRole('heading', { level: 1, name: 'Credentials added' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /Added 1 credential to your wallet/);
+    await t.screenshot('issuance-wallet-initiated-added');
+    const [entry] = await listed(world);
+    assert.equal(entry.format, 'dc+sd-jwt');
+    assert.equal(world.issuer.events.attestations.length, 2, 'Wallet Attestations at PAR and token');
+    assert.equal(world.issuer.events.keyAttestations.length, 1);
+    await page.goto(`${world.server.url}/wallet`);
+    assert.equal(await page.locator('ul.credentials > li').count(), 1);
     await t.close();
   });
 });

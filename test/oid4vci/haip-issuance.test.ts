@@ -379,3 +379,43 @@ async function postToIssuer(
     request.end(body);
   });
 }
+
+for (const kind of DATABASE_KINDS) {
+  describe(`HAIP 1.0 issuance with the attestation proof type, on ${kind}`, () => {
+    let provider: WalletProviderFiles;
+    let world: IssuanceWorld;
+    before(async () => {
+      provider = await createWalletProvider();
+      world = await startIssuanceWorld(
+        kind,
+        { haip: { walletProviders: provider.rootPem, proofType: 'attestation' }, batchSize: 2 },
+        provider.env,
+      );
+    });
+    after(async () => {
+      await world?.close();
+      await rm(provider.dir, { recursive: true, force: true });
+    });
+
+    test('one key attestation names both keys of the batch, without a proof of possession; both copies are kept and presentable', async () => {
+      const { byReferenceQuery } = await world.issuer.createOffer({
+        configurationIds: ['pid-sd-jwt'],
+        grant: 'authorization_code',
+      });
+      const interactionPath = await startIssuance(world, byReferenceQuery);
+      const done = await authorizeAndReturn(world, interactionPath);
+      assert.equal(done.status, 200, JSON.stringify(done.body));
+      const request = world.issuer.events.credentialRequests.at(-1)!;
+      assert.equal(request.ok, true, request.error);
+      assert.equal(request.proofs, 1, 'a single attestation proof');
+      const [keyAttestation] = world.issuer.events.keyAttestations;
+      assert.equal((keyAttestation!.payload['attested_keys'] as unknown[]).length, 2);
+      assert.equal(world.issuer.issuedHolderKeys.length, 2, 'a credential per attested key');
+
+      const { received, audience } = await presentToVerifier(world, { credentials: [pidQuery] });
+      const presentation = received.vpToken!['pid']![0] as string;
+      const cnf = (decodeJwt(presentation.split('~')[0]!)['cnf'] as { jwk: JsonWebKey }).jwk;
+      await checkSdJwtPresentation(presentation, world.issuer.identity, cnf, audience);
+    });
+  });
+}

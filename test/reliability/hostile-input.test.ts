@@ -668,7 +668,19 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           fc.constant(interactionPath),
           nasty.map((id) => `/interaction/${encodeURIComponent(id.toWellFormed())}`),
         ),
-        nastyValue,
+        fc.oneof(
+          nastyValue,
+          // The consent's own fields, each of any shape, for an offer or a presentation alike.
+          fc.record(
+            {
+              decision: fc.oneof(fc.constantFrom('approve', 'decline'), nastyValue),
+              credential_configuration_ids: fc.oneof(fc.array(nasty, { maxLength: 12 }), nastyValue),
+              tx_code: nastyValue,
+              account: nastyValue,
+            },
+            { requiredKeys: [] },
+          ),
+        ),
         async (step, path, body) =>
           send({ method: 'POST', path: `${path}/${step}`, headers: json({}), body: JSON.stringify(body) }),
       ),
@@ -821,6 +833,22 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           }),
       ),
       runs(500),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.record(
+          { credential_issuer: fc.oneof(issuerUrl, nasty), credential_configuration_id: nasty, extra: nasty },
+          { requiredKeys: [] },
+        ),
+        fc.constantFrom('application/json', 'text/html', '*/*'),
+        async (params, accept) =>
+          send({
+            method: 'GET',
+            path: `/v1/oid4vci/start?${new URLSearchParams(params)}`,
+            headers: { accept },
+          }),
+      ),
+      runs(300),
     );
     await check(
       fc.asyncProperty(
