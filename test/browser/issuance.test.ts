@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { createWalletProvider, type WalletProviderFiles } from '../oid4vci/haip-helpers.ts';
+import { startHaipWorld } from '../oid4vci/haip-helpers.ts';
 import { fetchWithCa, type IssuanceWorld, listed, startIssuanceWorld } from '../oid4vci/issuance-helpers.ts';
 import {
   assertFocusVisible,
@@ -109,23 +108,19 @@ describe('OpenID4VCI credential offer in Chromium', { skip: chromiumMissing }, (
 describe('wallet-initiated HAIP issuance from the wallet page in Chromium', { skip: chromiumMissing }, () => {
   let browser: Browser;
   let world: IssuanceWorld;
-  let provider: WalletProviderFiles;
+  let close: () => Promise<void>;
 
   before(async () => {
-    provider = await createWalletProvider();
-    [browser, world] = await Promise.all([
+    let haip: Awaited<ReturnType<typeof startHaipWorld>>;
+    [browser, haip] = await Promise.all([
       launchChromium(),
-      startIssuanceWorld(
-        'sqlite',
-        { haip: { walletProviders: provider.rootPem }, signedMetadata: 'trusted' },
-        provider.env,
-      ),
+      startHaipWorld('sqlite', {}, { signedMetadata: 'trusted' }),
     ]);
+    ({ world, close } = haip);
   });
   after(async () => {
     await browser?.close();
-    await world?.close();
-    await rm(provider.dir, { recursive: true, force: true });
+    await close?.();
   });
 
   test('"Add a credential": the issuer address, a choice of its credentials, its authorization page, and the credential in the wallet', async () => {

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { coffer } from '../helpers/cli.ts';
+import type { DatabaseKind } from '../helpers/databases.ts';
+import type { HaipOptions, TestIssuerOptions } from '../helpers/issuers/openid4vci-issuer.ts';
+import { type IssuanceWorld, startIssuanceWorld } from './issuance-helpers.ts';
 
 /**
  * A wallet provider made the way an operator makes one for development: with
@@ -38,5 +41,30 @@ export async function createWalletProvider(name = 'Coffer'): Promise<WalletProvi
     x5c: certificates.map((c) => c.raw.toString('base64')),
     rootPem: pems.at(-1)!,
     env: { WALLET_PROVIDER_KEY: key, WALLET_PROVIDER_CHAIN: chain },
+  };
+}
+
+/**
+ * A Coffer that is its own wallet provider (made with the CLI) beside a HAIP issuer that trusts
+ * that provider; `close` stops both and removes the provider's files.
+ */
+export async function startHaipWorld(
+  kind: DatabaseKind,
+  haip: Omit<HaipOptions, 'walletProviders'> = {},
+  issuerOptions: TestIssuerOptions = {},
+): Promise<{ world: IssuanceWorld; provider: WalletProviderFiles; close(): Promise<void> }> {
+  const provider = await createWalletProvider();
+  const world = await startIssuanceWorld(
+    kind,
+    { ...issuerOptions, haip: { ...haip, walletProviders: provider.rootPem } },
+    provider.env,
+  );
+  return {
+    world,
+    provider,
+    close: async () => {
+      await world.close();
+      await rm(provider.dir, { recursive: true, force: true });
+    },
   };
 }

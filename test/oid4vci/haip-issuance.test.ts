@@ -7,7 +7,7 @@ import { DATABASE_KINDS } from '../helpers/databases.ts';
 import type { SeenAttestation } from '../helpers/issuers/openid4vci-issuer.ts';
 import { PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { checkSdJwtPresentation } from '../oid4vp/format-checks.ts';
-import { createWalletProvider, type WalletProviderFiles } from './haip-helpers.ts';
+import { createWalletProvider, startHaipWorld, type WalletProviderFiles } from './haip-helpers.ts';
 import {
   decideIssuance,
   followAuthorization,
@@ -33,6 +33,15 @@ const pidQuery = {
 const ATTESTATION_CLAIMS = ['cnf', 'exp', 'iat', 'iss', 'sub'];
 
 const thumbprintOf = (jwk: unknown) => calculateJwkThumbprint(jwk as JWK);
+
+/** The issuer offers a PID by the authorization code grant; the person opens the offer. */
+async function offeredPid(world: IssuanceWorld): Promise<string> {
+  const { byReferenceQuery } = await world.issuer.createOffer({
+    configurationIds: ['pid-sd-jwt'],
+    grant: 'authorization_code',
+  });
+  return startIssuance(world, byReferenceQuery);
+}
 
 /** Approves an interaction, goes through the issuer's authorization page and back. */
 async function authorizeAndReturn(world: IssuanceWorld, interactionPath: string, body: object = {}) {
@@ -64,25 +73,20 @@ for (const kind of DATABASE_KINDS) {
   describe(`HAIP 1.0 issuance: PAR, PKCE, DPoP, scope, Wallet Attestation and key attestations, on ${kind}`, () => {
     let provider: WalletProviderFiles;
     let world: IssuanceWorld;
+    let close: () => Promise<void>;
     before(async () => {
-      provider = await createWalletProvider();
-      world = await startIssuanceWorld(
+      ({ world, provider, close } = await startHaipWorld(
         kind,
-        { haip: { walletProviders: provider.rootPem }, batchSize: 3, signedMetadata: 'trusted' },
-        provider.env,
-      );
+        {},
+        { batchSize: 3, signedMetadata: 'trusted' },
+      ));
     });
     after(async () => {
-      await world?.close();
-      await rm(provider.dir, { recursive: true, force: true });
+      await close?.();
     });
 
     test('an offer: the wallet authenticates with a Wallet Attestation at PAR and token, attests the batch keys, and the credential is stored and presentable', async () => {
-      const { byReferenceQuery } = await world.issuer.createOffer({
-        configurationIds: ['pid-sd-jwt'],
-        grant: 'authorization_code',
-      });
-      const interactionPath = await startIssuance(world, byReferenceQuery);
+      const interactionPath = await offeredPid(world);
       const view = await issuanceView(world, interactionPath);
       assert.equal(view.issuer.verified, true, 'the signed metadata chains to ISSUER_TRUST_ANCHORS');
       const done = await authorizeAndReturn(world, interactionPath);
@@ -235,11 +239,7 @@ for (const kind of DATABASE_KINDS) {
     });
 
     test('an offer takes no credential_configuration_ids; a start without a usable issuer address is refused', async () => {
-      const { byReferenceQuery } = await world.issuer.createOffer({
-        configurationIds: ['pid-sd-jwt'],
-        grant: 'authorization_code',
-      });
-      const interactionPath = await startIssuance(world, byReferenceQuery);
+      const interactionPath = await offeredPid(world);
       const refused = await decideIssuance(world, interactionPath, {
         decision: 'approve',
         credential_configuration_ids: ['pid-sd-jwt'],
@@ -294,11 +294,7 @@ for (const kind of DATABASE_KINDS) {
       // The attestation lives 10 minutes: judged an hour later, it has expired.
       world.issuer.setAttestationClockSkew(3600);
       try {
-        const { byReferenceQuery } = await world.issuer.createOffer({
-          configurationIds: ['pid-sd-jwt'],
-          grant: 'authorization_code',
-        });
-        const interactionPath = await startIssuance(world, byReferenceQuery);
+        const interactionPath = await offeredPid(world);
         const before = (await listed(world)).length;
         const answer = await decideIssuance(world, interactionPath, { decision: 'approve' });
         assert.equal(answer.status, 400, JSON.stringify(answer.body));
@@ -321,12 +317,8 @@ for (const kind of DATABASE_KINDS) {
       const untrusted = await startIssuanceWorld(kind, { shared: world.issuer }, stranger.env);
       const withoutProvider = await startIssuanceWorld(kind, { shared: world.issuer });
       try {
-        const offer = await world.issuer.createOffer({
-          configurationIds: ['pid-sd-jwt'],
-          grant: 'authorization_code',
-        });
         const errors = world.issuer.events.errors.length;
-        const path1 = await startIssuance(untrusted, offer.byReferenceQuery);
+        const path1 = await offeredPid(untrusted);
         const refused = await decideIssuance(untrusted, path1, { decision: 'approve' });
         assert.equal(refused.status, 400, JSON.stringify(refused.body));
         assert.match(refused.body.error_description, /did not take the authorization request/);
@@ -337,11 +329,7 @@ for (const kind of DATABASE_KINDS) {
         assert.equal((await listed(untrusted)).length, 0);
 
         const pars = world.issuer.events.parRequests;
-        const offer2 = await world.issuer.createOffer({
-          configurationIds: ['pid-sd-jwt'],
-          grant: 'authorization_code',
-        });
-        const path2 = await startIssuance(withoutProvider, offer2.byReferenceQuery);
+        const path2 = await offeredPid(withoutProvider);
         const unable = await decideIssuance(withoutProvider, path2, { decision: 'approve' });
         assert.equal(unable.status, 400);
         assert.match(
@@ -382,28 +370,17 @@ async function postToIssuer(
 
 for (const kind of DATABASE_KINDS) {
   describe(`HAIP 1.0 issuance with the attestation proof type, on ${kind}`, () => {
-    let provider: WalletProviderFiles;
     let world: IssuanceWorld;
+    let close: () => Promise<void>;
     before(async () => {
-      provider = await createWalletProvider();
-      world = await startIssuanceWorld(
-        kind,
-        { haip: { walletProviders: provider.rootPem, proofType: 'attestation' }, batchSize: 2 },
-        provider.env,
-      );
+      ({ world, close } = await startHaipWorld(kind, { proofType: 'attestation' }, { batchSize: 2 }));
     });
     after(async () => {
-      await world?.close();
-      await rm(provider.dir, { recursive: true, force: true });
+      await close?.();
     });
 
     test('one key attestation names both keys of the batch, without a proof of possession; both copies are kept and presentable', async () => {
-      const { byReferenceQuery } = await world.issuer.createOffer({
-        configurationIds: ['pid-sd-jwt'],
-        grant: 'authorization_code',
-      });
-      const interactionPath = await startIssuance(world, byReferenceQuery);
-      const done = await authorizeAndReturn(world, interactionPath);
+      const done = await authorizeAndReturn(world, await offeredPid(world));
       assert.equal(done.status, 200, JSON.stringify(done.body));
       const request = world.issuer.events.credentialRequests.at(-1)!;
       assert.equal(request.ok, true, request.error);
