@@ -209,7 +209,8 @@ function walletProviderLeaf(
 }
 
 export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<TestIssuer> {
-  const tlsCa = await makeCertificate({ subject: 'CN=Test Issuer TLS CA', ca: true });
+  // A name of its own: a process that trusts several test issuers looks CAs up by name.
+  const tlsCa = await makeCertificate({ subject: `CN=Test Issuer TLS CA ${randomUUID()}`, ca: true });
   const tls = await makeCertificate({ subject: 'CN=127.0.0.1', issuer: tlsCa, ipAddresses: ['127.0.0.1'] });
   const identity = await makeIssuerIdentity('Example Issuer');
   const untrusted = await makeCertificate({ subject: 'CN=Untrusted Metadata Signer, C=GB' });
