@@ -42,6 +42,23 @@ async function answering<T>(
   }
 }
 
+/**
+ * An offer or a wallet-initiated start: the issuance interaction is opened (for the browser's
+ * session, if any) and the browser sent to it; a refusal is a page or the error JSON.
+ */
+async function openIssuance(
+  deps: IssuanceDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  title: string,
+  start: (session: Awaited<ReturnType<typeof sessionOfCookie>>) => Promise<string>,
+) {
+  return answering(request, reply, title, async () => {
+    const id = await start(await sessionOfCookie(deps.db, request.headers.cookie));
+    return reply.redirect(`/interaction/${id}`, 303);
+  });
+}
+
 /** The wallet's OpenID4VCI endpoints: the Credential Offer Endpoint and the redirect URI. */
 export const oid4vciRoutes: FastifyPluginAsyncTypebox<IssuanceDeps> = async (app, deps) => {
   app.get(
@@ -56,11 +73,9 @@ export const oid4vciRoutes: FastifyPluginAsyncTypebox<IssuanceDeps> = async (app
       },
     },
     async (request, reply) =>
-      answering(request, reply, 'This credential offer cannot be used', async () => {
-        const session = await sessionOfCookie(deps.db, request.headers.cookie);
-        const id = await startIssuance(deps, request.query, session);
-        return reply.redirect(`/interaction/${id}`, 303);
-      }),
+      openIssuance(deps, request, reply, 'This credential offer cannot be used', (session) =>
+        startIssuance(deps, request.query, session),
+      ),
   );
 
   app.get(
@@ -75,11 +90,9 @@ export const oid4vciRoutes: FastifyPluginAsyncTypebox<IssuanceDeps> = async (app
       },
     },
     async (request, reply) =>
-      answering(request, reply, 'Credentials cannot be added from this issuer', async () => {
-        const session = await sessionOfCookie(deps.db, request.headers.cookie);
-        const id = await startWalletIssuance(deps, request.query, session);
-        return reply.redirect(`/interaction/${id}`, 303);
-      }),
+      openIssuance(deps, request, reply, 'Credentials cannot be added from this issuer', (session) =>
+        startWalletIssuance(deps, request.query, session),
+      ),
   );
 
   app.get(
