@@ -1,7 +1,7 @@
 // @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata
 // polyfill; only the CLI loads this module, so the server's global Reflect stays untouched.
 import 'reflect-metadata';
-import { createHash, type webcrypto } from 'node:crypto';
+import { createHash, KeyObject, type webcrypto } from 'node:crypto';
 import { access, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as x509 from '@peculiar/x509';
@@ -21,13 +21,6 @@ export interface DevelopmentWalletProvider {
 const newKeys = () =>
   crypto.subtle.generateKey(ES256, true, ['sign', 'verify']) as Promise<webcrypto.CryptoKeyPair>;
 const serial = () => Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex');
-
-function pemOf(label: string, der: ArrayBuffer): string {
-  const lines = Buffer.from(der)
-    .toString('base64')
-    .match(/.{1,64}/g)!;
-  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
-}
 
 /**
  * A development wallet provider: a self-signed root (CA, key usage certificate signing) and a
@@ -82,8 +75,8 @@ export async function createDevelopmentWalletProvider(
       await x509.AuthorityKeyIdentifierExtension.create(rootKeys.publicKey),
     ],
   });
-  const privateKey = await crypto.subtle.exportKey('pkcs8', signerKeys.privateKey);
-  await writeFile(key, pemOf('PRIVATE KEY', privateKey), { flag: 'wx', mode: 0o600 });
+  const privateKey = KeyObject.from(signerKeys.privateKey).export({ format: 'pem', type: 'pkcs8' });
+  await writeFile(key, privateKey, { flag: 'wx', mode: 0o600 });
   await writeFile(chain, `${signer.toString('pem')}\n${root.toString('pem')}\n`, { flag: 'wx' });
   return {
     key,

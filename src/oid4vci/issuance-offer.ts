@@ -116,8 +116,14 @@ const supportedOf = (metadata: IssuerMetadataResult) =>
     Record<string, unknown>
   >;
 
+/** A configuration of the metadata by id; its own members only, so `toString` names none. */
+const configurationNamed = (metadata: IssuerMetadataResult, id: string) => {
+  const supported = supportedOf(metadata);
+  return Object.hasOwn(supported, id) ? supported[id] : undefined;
+};
+
 /** At most this many credentials in one offer, or to choose from in one wallet-initiated issuance. */
-export const MAX_OFFERED = 10;
+const MAX_OFFERED = 10;
 
 function configurationsOf(
   offer: CredentialOfferObject,
@@ -126,9 +132,8 @@ function configurationsOf(
   const ids = offer.credential_configuration_ids ?? [];
   if (ids.length === 0) throw offerRefused('it names no credential configuration');
   if (ids.length > MAX_OFFERED) throw offerRefused(`it offers more than ${MAX_OFFERED} credentials at once`);
-  const supported = supportedOf(metadata);
   return ids.map((id) => {
-    const configuration = supported[id];
+    const configuration = configurationNamed(metadata, id);
     if (!configuration) throw offerRefused(`the issuer's metadata has no credential configuration ${id}`);
     const format = configuration['format'];
     if (!FORMAT_IDS.includes(format as FormatId)) {
@@ -265,7 +270,7 @@ export async function resolveWalletIssuance(
   const held = Object.keys(supported).filter((id) =>
     FORMAT_IDS.includes(supported[id]!['format'] as FormatId),
   );
-  if (wanted !== undefined && !(wanted in supported)) {
+  if (wanted !== undefined && !configurationNamed(metadata, wanted)) {
     throw offerRefused(`the issuer's metadata has no credential configuration ${wanted}`);
   }
   const ids = wanted !== undefined ? [wanted] : held.slice(0, MAX_OFFERED);

@@ -25,8 +25,21 @@ if (!form) return;
 const alertBox = document.getElementById('login-error');
 const statusBox = document.getElementById('login-status');
 let busy = false;
+/** The ticked credentials of an issuance started from the wallet, or null when there is no choice. */
+function chosenCredentials() {
+  const choices = form.querySelectorAll('input[name="credential"]');
+  if (!choices.length) return null;
+  return Array.from(choices).filter(function (c) { return c.checked; }).map(function (c) { return c.value; });
+}
 async function decide(decision, button) {
   if (busy) return;
+  const chosen = decision === 'approve' ? chosenCredentials() : null;
+  if (chosen && !chosen.length) {
+    alertBox.textContent = 'Choose at least one credential to add.';
+    statusBox.textContent = '';
+    form.querySelector('input[name="credential"]').focus();
+    return;
+  }
   busy = true;
   button.setAttribute('aria-disabled', 'true');
   alertBox.textContent = '';
@@ -36,18 +49,7 @@ async function decide(decision, button) {
   if (decision === 'approve' && txCode) body.tx_code = txCode.value.trim();
   const account = form.querySelector('input[name="account"]:checked');
   if (decision === 'approve' && account) body.account = account.value;
-  const choices = form.querySelectorAll('input[name="credential"]');
-  if (decision === 'approve' && choices.length) {
-    body.credential_configuration_ids = Array.from(choices).filter(function (c) { return c.checked; }).map(function (c) { return c.value; });
-    if (!body.credential_configuration_ids.length) {
-      alertBox.textContent = 'Choose at least one credential to add.';
-      statusBox.textContent = '';
-      busy = false;
-      button.removeAttribute('aria-disabled');
-      choices[0].focus();
-      return;
-    }
-  }
+  if (chosen) body.credential_configuration_ids = chosen;
   try {
     const response = await fetch('/interaction/' + encodeURIComponent(data.interactionId) + '/consent', {
       method: 'POST',
@@ -98,7 +100,6 @@ fieldset { border: 1px solid #d0d4da; border-radius: 6px; margin: 1rem 0; paddin
 legend { font-weight: 600; padding: 0 0.25rem; }
 .account { display: flex; gap: 0.5rem; align-items: center; } .account input { width: auto; }
 .account label { font-weight: normal; margin: 0; }
-.hint { color: #4b5563; font-size: 0.95rem; margin: 0.25rem 0; }
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 .secondary { background: #fff; color: #1d4ed8; border: 2px solid #1d4ed8; }
 `;

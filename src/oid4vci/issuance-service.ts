@@ -76,25 +76,23 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('bas
 
 export const callbackUrl = (deps: IssuanceDeps) => `${deps.config.publicUrl}/v1/oid4vci/callback`;
 
-/** What the wallet provider signs with, when this deployment is one (PUBLIC_URL names it). */
-export const attestationInput = (deps: IssuanceDeps) =>
-  deps.walletProvider
-    ? {
-        provider: deps.walletProvider,
-        providerId: deps.config.publicUrl,
-        clientId: deps.config.clientId,
-        now: deps.now(),
-      }
-    : null;
+/** What the wallet provider signs with, now (PUBLIC_URL names the provider). */
+const attestationInput = (deps: IssuanceDeps, provider: WalletProvider) => ({
+  provider,
+  providerId: deps.config.publicUrl,
+  clientId: deps.config.clientId,
+  now: deps.now(),
+});
 
 function grantContext(deps: IssuanceDeps, params: IssuanceParams): GrantContext {
+  const provider = deps.walletProvider;
   return {
     outbound: deps.outbound,
     clientId: deps.config.clientId,
     offer: params.offer,
     metadata: params.metadata,
-    attest: deps.walletProvider
-      ? (instanceJwk) => walletAttestation(attestationInput(deps)!, instanceJwk)
+    attest: provider
+      ? (instanceJwk) => walletAttestation(attestationInput(deps, provider), instanceJwk)
       : undefined,
   };
 }
@@ -329,15 +327,16 @@ async function receiveOffered(
   token: IssuanceToken,
 ): Promise<IssuanceResult> {
   const result: IssuanceResult = { received: [], pending: 0 };
+  const provider = deps.walletProvider;
   const context = {
     outbound: deps.outbound,
     clientId: deps.config.clientId,
     metadata: params.metadata,
     token,
     accountKey: await accountKeyOf(deps, account),
-    attestKeys: deps.walletProvider
+    attestKeys: provider
       ? (keys: JsonWebKey[], nonce: string | undefined) =>
-          keyAttestation(attestationInput(deps)!, keys, nonce)
+          keyAttestation(attestationInput(deps, provider), keys, nonce)
       : undefined,
     now: deps.now,
   };

@@ -40,7 +40,7 @@ export function authorizationServerOf(metadata: IssuerMetadataResult): Authoriza
 }
 
 /** Whether the authorization server takes ES256 DPoP proofs (RFC 9449 §5.1). */
-export function usesDpop(server: AuthorizationServerMetadata): boolean {
+function usesDpop(server: AuthorizationServerMetadata): boolean {
   const algorithms = server.dpop_signing_alg_values_supported;
   return Array.isArray(algorithms) && algorithms.includes('ES256');
 }
@@ -49,10 +49,7 @@ export function usesDpop(server: AuthorizationServerMetadata): boolean {
 export const newInstanceKey = () => newIssuanceKey('ES256');
 
 /** The Wallet Attestation authentication of this issuance, when the server takes it (wallet-attestation.ts). */
-export function walletAuthentication(
-  context: GrantContext,
-  instanceKey: IssuanceKey,
-): WalletAuthentication | null {
+function walletAuthentication(context: GrantContext, instanceKey: IssuanceKey): WalletAuthentication | null {
   const { attest } = context;
   if (authenticationFor(authorizationServerOf(context.metadata), attest !== undefined) === 'none')
     return null;

@@ -49,8 +49,9 @@ const sameKey = (a: JsonWebKey, b: JsonWebKey) =>
 /**
  * A copy is kept only when it passes the store's checks and names as its holder a key the
  * wallet proved or attested for this request (SD-JWT cnf, mdoc deviceKey), or the account's
- * own DID for the W3C formats, whose proofs the account's did:key signs. An issuer may answer in another order than the keys were named (an `attestation`
- * proof names them all at once), so the copy is paired with the key it is bound to.
+ * own DID for the W3C formats, whose proofs the account's did:key signs. An issuer may answer
+ * in another order than the keys were named (an `attestation` proof names them all at once),
+ * so the copy is paired with the key it is bound to.
  */
 async function checkedCopy(
   deps: ReceivedStoreDeps,

@@ -29,12 +29,12 @@ const ATTESTATION_SECONDS = 600;
 /** A key attestation accompanies one credential request (its nonce is that request's c_nonce). */
 const KEY_ATTESTATION_SECONDS = 600;
 
-export const ATTESTATION_AUTHENTICATION = 'attest_jwt_client_auth';
+const ATTESTATION_AUTHENTICATION = 'attest_jwt_client_auth';
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** Only the public members, so no private or incidental field of a key is ever attested. */
-export const publicMembers = (jwk: JsonWebKey): JsonWebKey => ({
+const publicMembers = (jwk: JsonWebKey): JsonWebKey => ({
   kty: jwk.kty,
   ...(jwk.crv ? { crv: jwk.crv } : {}),
   ...(jwk.x ? { x: jwk.x } : {}),

@@ -327,6 +327,7 @@ button[aria-disabled="true"] { opacity: 0.6; cursor: progress; }
 [hidden] { display: none !important; }
 .error { color: #b00020; font-weight: 600; }
 .error:not(:empty), .status:not(:empty) { margin: 1rem 0; }
+.hint { color: #4b5563; font-size: 0.95rem; margin: 0.25rem 0; }
 footer { max-width: 28rem; margin: 0 auto 2rem; padding: 0 1.5rem; font-size: 0.9rem; }
 a { color: #1d4ed8; }
 `;

@@ -31,7 +31,6 @@ dl.claims dt { font-weight: 600; overflow-wrap: anywhere; }
 dl.claims dd { margin: 0; overflow-wrap: anywhere; }
 button.secondary { background: #fff; color: #1d4ed8; border: 1px solid #1d4ed8; }
 button.danger { background: #b00020; }
-.hint { color: #4b5563; font-size: 0.95rem; margin: 0.25rem 0; }
 ol.history li { border-top: 1px solid #d0d4da; padding: 0.75rem 0; overflow-wrap: anywhere; }
 dialog { max-width: min(28rem, calc(100vw - 2rem)); border: 0; border-radius: 8px; padding: 1.5rem; }
 dialog::backdrop { background: rgba(0, 0, 0, 0.45); }
@@ -212,7 +211,7 @@ ${credentials.map((c) => credentialItem(c, several)).join('\n')}
 </section>
 <section aria-labelledby="add-heading">
 <h2 id="add-heading">Add a credential</h2>
-<form method="get" action="/v1/oid4vci/start" class="add-credential">
+<form method="get" action="/v1/oid4vci/start">
 <label for="credential-issuer">Issuer address</label>
 <p class="hint" id="credential-issuer-hint">The https address of the service that issues it, for example https://issuer.example. It shows which credentials it has, and you confirm with it who you are.</p>
 <input id="credential-issuer" name="credential_issuer" type="url" inputmode="url" required pattern="https://.*" autocomplete="url" aria-describedby="credential-issuer-hint">

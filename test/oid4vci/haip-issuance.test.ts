@@ -396,3 +396,27 @@ for (const kind of DATABASE_KINDS) {
     });
   });
 }
+
+for (const kind of DATABASE_KINDS) {
+  describe(`HAIP 1.0 issuance from an issuer that demands certified key storage, on ${kind}`, () => {
+    let world: IssuanceWorld;
+    let close: () => Promise<void>;
+    before(async () => {
+      ({ world, close } = await startHaipWorld(kind, { keyStorage: ['iso_18045_high'] }));
+    });
+    after(async () => {
+      await close?.();
+    });
+
+    test("the demand read from the library's metadata is refused before the person is sent to the issuer", async () => {
+      const answer = await decideIssuance(world, await offeredPid(world), { decision: 'approve' });
+      assert.equal(answer.status, 400, JSON.stringify(answer.body));
+      assert.match(
+        answer.body.error_description,
+        /issued only to keys attested as iso_18045_high \(key_storage\).*claims none/,
+      );
+      assert.equal(world.issuer.events.parRequests, 0, 'nothing was sent to the issuer');
+      assert.equal((await listed(world)).length, 0);
+    });
+  });
+}

@@ -66,7 +66,7 @@ export interface TestIssuerOptions {
    */
   signedMetadata?: 'trusted' | 'untrusted';
   /**
-   * HAIP 1.0 §4 (see haipRules below): authorization code through PAR only, PKCE S256, DPoP and
+   * HAIP 1.0 §4: authorization code through PAR only, PKCE S256, DPoP and
    * `scope`; the wallet authenticates with a Wallet Attestation at PAR and token; key
    * attestations in every credential request.
    */
