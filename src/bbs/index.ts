@@ -9,7 +9,7 @@ import { keyGen, secretKeyToScalar, skToPk } from './keys.ts';
 import { i2osp } from './octets.ts';
 import { coreProofGen, coreProofVerify } from './proof.ts';
 import { secureRandomScalars } from './random-scalars.ts';
-import { coreSign, coreVerify, coreVerifyWithBase } from './sign.ts';
+import { coreSign, coreVerify, coreVerifyBatchWithBase, coreVerifyWithBase } from './sign.ts';
 import {
   assertBytes,
   assertBytesArray,
@@ -59,6 +59,19 @@ export const fastBbs: BbsSuite = {
     assertVerifySignatureArgs(args);
     const { publicKey, signature, header, messages } = args;
     return coreVerifyWithBase(publicKey, signature, header, messagesToScalars(messages));
+  },
+
+  async verifySignaturesKeepingBase(batch) {
+    if (!Array.isArray(batch)) throw new TypeError('"batch" must be an array');
+    batch.forEach(assertVerifySignatureArgs);
+    return coreVerifyBatchWithBase(
+      batch.map(({ publicKey, signature, header, messages }) => ({
+        publicKey,
+        signature,
+        header,
+        messageScalars: messagesToScalars(messages),
+      })),
+    );
   },
 
   async deriveProof({

@@ -41,6 +41,18 @@ export interface BbsSuite {
     header: Uint8Array;
     messages: Uint8Array[];
   }): Promise<Uint8Array | undefined>;
+  /**
+   * Coffer's core only: verifySignatureKeepingBase of several signatures, answered per signature
+   * as one call each would answer, with the pairing work shared (bbs/sign.ts, batchHolds).
+   */
+  verifySignaturesKeepingBase?(
+    batch: Array<{
+      publicKey: Uint8Array;
+      signature: Uint8Array;
+      header: Uint8Array;
+      messages: Uint8Array[];
+    }>,
+  ): Promise<Array<Uint8Array | undefined>>;
   verifyProof(args: {
     publicKey: Uint8Array;
     proof: Uint8Array;

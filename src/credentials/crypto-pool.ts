@@ -1,19 +1,36 @@
 import { Piscina } from 'piscina';
+import type { BaseProofCheck } from './bbs-2023/base-proof.ts';
 import type { Bbs2023Operations } from './bbs-2023/operations.ts';
 import { type ContextRegistry, UnknownContextError } from './contexts/document-loader.ts';
 import { unknownContextReason } from './contexts/jsonld-errors.ts';
-import type { CryptoTask, CryptoTaskResult } from './crypto-worker.ts';
-
-/** A task as callers give it; the contexts are added on every attempt. */
-type TaskInput = CryptoTask extends infer T ? (T extends CryptoTask ? Omit<T, 'contexts'> : never) : never;
+import type { BaseProofItem, CryptoTask, CryptoTaskResult } from './crypto-worker.ts';
 
 /** How many contexts one task may have to fetch from the registry (contexts can import contexts). */
 const MAX_CONTEXT_ROUNDS = 8;
+
+/** At most this many base proofs go to a thread in one task (they share a pairing product). */
+const MAX_BATCH = 16;
+
+interface WaitingCheck {
+  item: BaseProofItem;
+  rounds: number;
+  resolve(check: BaseProofCheck): void;
+  reject(error: Error): void;
+}
+
+interface WaitingDerive {
+  start(): void;
+}
 
 /**
  * bbs-2023 verification and derivation in worker threads (piscina), so that a server uses every
  * core for the pairing arithmetic while its main thread keeps serving requests. Threads start on
  * first use and stop when idle.
+ *
+ * Work is not queued inside piscina: it waits here, in arrival order, while every thread is busy.
+ * A thread that comes free takes the oldest work; if that is a base-proof check, every check that
+ * waited goes along (up to MAX_BATCH) in one task, whose BBS signatures share one pairing product.
+ * A lone request goes out at once, so batching only uses time a request would have spent queued.
  */
 export function createPooledOperations(options: {
   threads: number;
@@ -31,33 +48,102 @@ export function createPooledOperations(options: {
     // thread grow towards the machine's default limit.
     resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
   });
+  let running = 0;
+  /** Tasks waiting for a thread, in arrival order. */
+  const waiting: Array<WaitingCheck | WaitingDerive> = [];
 
-  async function run(task: TaskInput): Promise<CryptoTaskResult> {
+  /** Runs a task in the pool, counted so that waiting work knows when a thread is free. */
+  async function submit<T>(task: CryptoTask): Promise<T> {
+    running++;
+    try {
+      return (await pool.run(task)) as T;
+    } finally {
+      running--;
+      dispatchWaiting();
+    }
+  }
+
+  /** Hands the oldest waiting work to free threads; a base-proof check takes all others along. */
+  function dispatchWaiting(): void {
+    while (running < options.threads && waiting.length > 0) {
+      const next = waiting[0]!;
+      if ('start' in next) {
+        waiting.shift();
+        next.start();
+        continue;
+      }
+      // A lone check waits while another task runs, for a companion to share its pairing product
+      // or for that task to end: on a loaded server that is CPU saved, and no core sits idle
+      // for long, since the running task's thread is the one it will take.
+      if (running > 0 && waiting.length === 1) break;
+      const batch: WaitingCheck[] = [];
+      for (let i = 0; i < waiting.length && batch.length < MAX_BATCH; ) {
+        const entry = waiting[i]!;
+        if ('start' in entry) i++;
+        else batch.push(...(waiting.splice(i, 1) as WaitingCheck[]));
+      }
+      void checkBatch(batch);
+    }
+  }
+
+  async function checkBatch(batch: WaitingCheck[]): Promise<void> {
+    let results: CryptoTaskResult[];
+    try {
+      results = await submit<CryptoTaskResult[]>({
+        op: 'verifyBaseProofs',
+        items: batch.map((entry) => entry.item),
+        contexts: options.contexts.known(),
+      });
+    } catch (error) {
+      for (const entry of batch) entry.reject(error as Error);
+      return;
+    }
+    const retry: WaitingCheck[] = [];
+    await Promise.all(
+      batch.map(async (entry, i) => {
+        const result = results[i]!;
+        if (result.kind === 'done') return entry.resolve(result.value as BaseProofCheck);
+        if (result.kind === 'error') return entry.reject(new Error(result.message));
+        const found = entry.rounds + 1 < MAX_CONTEXT_ROUNDS && (await options.contexts.find(result.url));
+        if (found) retry.push({ ...entry, rounds: entry.rounds + 1 });
+        else entry.resolve({ ok: false, reason: unknownContextReason(result.url) });
+      }),
+    );
+    if (retry.length > 0) {
+      waiting.unshift(...retry);
+      dispatchWaiting();
+    }
+  }
+
+  /** A derivation's task, run when a thread is free. */
+  function deriveOnce(task: CryptoTask): Promise<CryptoTaskResult> {
+    return new Promise((resolve, reject) => {
+      waiting.push({ start: () => submit<CryptoTaskResult>(task).then(resolve, reject) });
+      dispatchWaiting();
+    });
+  }
+
+  async function derive(task: Omit<Extract<CryptoTask, { op: 'deriveDisclosure' }>, 'contexts'>) {
     let result: CryptoTaskResult = { kind: 'unknown_context', url: '' };
     for (let round = 0; round < MAX_CONTEXT_ROUNDS; round++) {
-      result = (await pool.run({ ...task, contexts: options.contexts.known() })) as CryptoTaskResult;
-      if (result.kind === 'done' || !(await options.contexts.find(result.url))) return result;
+      result = await deriveOnce({ ...task, contexts: options.contexts.known() });
+      if (result.kind !== 'unknown_context' || !(await options.contexts.find(result.url))) break;
     }
-    return result;
+    if (result.kind === 'done')
+      return result.value as Awaited<ReturnType<Bbs2023Operations['deriveDisclosure']>>;
+    throw result.kind === 'unknown_context' ? new UnknownContextError(result.url) : new Error(result.message);
   }
 
   return {
-    async verifyBaseProof(document, issuerPublicKey, options) {
-      const result = await run({
-        op: 'verifyBaseProof',
-        document,
-        issuerPublicKey,
-        ...(options && { options }),
+    verifyBaseProof(document, issuerPublicKey, checkOptions) {
+      return new Promise<BaseProofCheck>((resolve, reject) => {
+        const item = { document, issuerPublicKey, ...(checkOptions && { options: checkOptions }) };
+        waiting.push({ item, rounds: 0, resolve, reject });
+        dispatchWaiting();
       });
-      return result.kind === 'done'
-        ? (result.value as Awaited<ReturnType<Bbs2023Operations['verifyBaseProof']>>)
-        : { ok: false, reason: unknownContextReason(result.url) };
     },
-    async deriveDisclosure(document, pointers, presentationHeader, prepared) {
-      const result = await run({ op: 'deriveDisclosure', document, pointers, presentationHeader, prepared });
-      if (result.kind !== 'done') throw new UnknownContextError(result.url);
-      return result.value as Awaited<ReturnType<Bbs2023Operations['deriveDisclosure']>>;
-    },
+    deriveDisclosure: (document, pointers, presentationHeader, prepared) =>
+      derive({ op: 'deriveDisclosure', document, pointers, presentationHeader, prepared }),
     close: () => pool.destroy(),
   };
 }

@@ -15,7 +15,7 @@ export interface SecuredDocument {
 /** The outcome of a proof check: a failure says, for a person, what did not hold. */
 export type ProofCheck = { ok: true } | { ok: false; reason: string };
 
-export const proofFailure = (reason: string): ProofCheck => ({ ok: false, reason });
+export const proofFailure = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
 
 export const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
