@@ -11,6 +11,9 @@ const MAX_CONTEXT_ROUNDS = 8;
 /** At most this many base proofs go to a thread in one task (they share a pairing product). */
 const MAX_BATCH = 16;
 
+/** How long a lone base-proof check waits for a companion while a thread is busy. */
+const LONE_CHECK_WAIT_MS = 3;
+
 interface WaitingCheck {
   item: BaseProofItem;
   rounds: number;
@@ -49,6 +52,8 @@ export function createPooledOperations(options: {
     resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
   });
   let running = 0;
+  let loneCheckTimer: NodeJS.Timeout | undefined;
+  let loneCheckWaited = false;
   /** Tasks waiting for a thread, in arrival order. */
   const waiting: Array<WaitingCheck | WaitingDerive> = [];
 
@@ -72,10 +77,22 @@ export function createPooledOperations(options: {
         next.start();
         continue;
       }
-      // A lone check waits while another task runs, for a companion to share its pairing product
-      // or for that task to end: on a loaded server that is CPU saved, and no core sits idle
-      // for long, since the running task's thread is the one it will take.
-      if (running > 0 && waiting.length === 1) break;
+      // A lone check waits a moment while another task runs, for a companion to share its
+      // pairing product: on a loaded server that is CPU saved; on a quiet one it costs at most
+      // LONE_CHECK_WAIT_MS before the free thread takes it.
+      if (running > 0 && waiting.length === 1 && !loneCheckWaited) {
+        loneCheckTimer ??= setTimeout(() => {
+          loneCheckTimer = undefined;
+          loneCheckWaited = true;
+          dispatchWaiting();
+        }, LONE_CHECK_WAIT_MS);
+        break;
+      }
+      loneCheckWaited = false;
+      if (loneCheckTimer !== undefined) {
+        clearTimeout(loneCheckTimer);
+        loneCheckTimer = undefined;
+      }
       const batch: WaitingCheck[] = [];
       for (let i = 0; i < waiting.length && batch.length < MAX_BATCH; ) {
         const entry = waiting[i]!;
