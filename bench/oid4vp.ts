@@ -175,7 +175,9 @@ export async function runOid4vpBenchmark(options: {
     }
 
     const results: RoundTripResult[] = [];
-    for (const kind of kinds) {
+    // BENCH_OID4VP_FORMATS=ldp_vc,… runs only those formats (a CPU profile of one format).
+    const only = process.env['BENCH_OID4VP_FORMATS']?.split(',');
+    for (const kind of kinds.filter((k) => only === undefined || only.includes(k.format))) {
       for (let i = 0; i < 5; i++) await roundTrip(kind);
       for (const connections of options.connections) {
         const cpuBefore = await server.cpuMicros();
@@ -198,7 +200,7 @@ export async function runOid4vpBenchmark(options: {
       }
     }
     const ldp = (connections: number) =>
-      results.find((r) => r.format === 'ldp_vc' && r.connections === connections)!.perSecond;
+      results.find((r) => r.format === 'ldp_vc' && r.connections === connections)?.perSecond ?? Number.NaN;
     const rows = results.map(
       (r) =>
         `| OpenID4VP round trip ${r.format} (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${(r.perSecond / ldp(r.connections)).toFixed(2)}× | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} | ${r.cpuMs.toFixed(1)} |`,
