@@ -18,6 +18,28 @@ export const CONTENT_ALGORITHMS = [
   'A256CBC-HS512',
 ];
 
+/**
+ * Verifier encryption keys as imported, kept per JWK and algorithm: a response's key is checked
+ * when the request arrives, again when the person decides, and used to encrypt; each import is a
+ * WebCrypto round trip. Public keys only, bounded, least recently used out.
+ */
+const KEPT_KEYS = 256;
+const keptKeys = new Map<string, Awaited<ReturnType<typeof importJWK>>>();
+
+async function importVerifierKey(jwk: JWK, alg: string) {
+  const id = JSON.stringify([alg, jwk]);
+  const hit = keptKeys.get(id);
+  if (hit) {
+    keptKeys.delete(id);
+    keptKeys.set(id, hit);
+    return hit;
+  }
+  const key = await importJWK(jwk, alg);
+  keptKeys.set(id, key);
+  if (keptKeys.size > KEPT_KEYS) keptKeys.delete(keptKeys.keys().next().value!);
+  return key;
+}
+
 export interface EncryptionChoice {
   jwk: JWK;
   alg: string;
@@ -41,7 +63,7 @@ export async function chooseEncryption(metadata: ClientMetadata): Promise<Encryp
   ) as JWK[];
   for (const jwk of candidates) {
     try {
-      await importJWK(jwk, jwk.alg);
+      await importVerifierKey(jwk, jwk.alg!);
       return { jwk, alg: jwk.alg!, enc };
     } catch {
       // Not usable with its alg; the next key may be.
@@ -55,7 +77,7 @@ export async function encryptResponse(
   parameters: Record<string, unknown>,
   choice: EncryptionChoice,
 ): Promise<string> {
-  const key = await importJWK(choice.jwk, choice.alg);
+  const key = await importVerifierKey(choice.jwk, choice.alg);
   const header = { alg: choice.alg, enc: choice.enc, ...(choice.jwk.kid ? { kid: choice.jwk.kid } : {}) };
   return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(parameters)))
     .setProtectedHeader(header)
