@@ -4,29 +4,19 @@
  * (together ~0.7 ms of a ~6 ms verification). A miss costs about what the uncached path costs, so
  * a stream of distinct keys cannot make verification slower than without the cache.
  */
+import { createLru } from '../lru.ts';
 import { g2FromBytes, type PreparedG2, prepareG2, releaseG2 } from './curve.ts';
 
-const CAPACITY = 64;
-/** Insertion-ordered: the first entry is the least recently used. */
-const prepared = new Map<string, PreparedG2>();
+const prepared = createLru<string, PreparedG2>(64, releaseG2);
 
 /** octets_to_pubkey (a G2 subgroup point, not the identity), prepared for pairings. */
 export function publicKeyFromOctets(octets: Uint8Array): PreparedG2 | undefined {
   const key = Buffer.from(octets.buffer, octets.byteOffset, octets.byteLength).toString('hex');
   const hit = prepared.get(key);
-  if (hit !== undefined) {
-    prepared.delete(key);
-    prepared.set(key, hit);
-    return hit;
-  }
+  if (hit !== undefined) return hit;
   const point = g2FromBytes(octets);
   if (point === undefined) return undefined;
   const fresh = prepareG2(point);
   prepared.set(key, fresh);
-  if (prepared.size > CAPACITY) {
-    const [oldestKey, oldest] = prepared.entries().next().value!;
-    prepared.delete(oldestKey);
-    releaseG2(oldest);
-  }
   return fresh;
 }

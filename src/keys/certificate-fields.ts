@@ -8,6 +8,7 @@ import {
   KeyUsageFlags,
   SubjectAlternativeName,
 } from '@peculiar/asn1-x509';
+import { createLru } from '../lru.ts';
 
 /**
  * Fields node:crypto's X509Certificate does not expose as data: key usage bits and the SAN's
@@ -25,8 +26,7 @@ interface CertificateFields {
  * with the ASN.1 schema costs about 0.5 ms; the fields are a function of the DER alone, so they
  * are kept per SHA-256 of it (a bounded number, least recently used out).
  */
-const KEPT = 256;
-const kept = new Map<string, CertificateFields>();
+const kept = createLru<string, CertificateFields>(256);
 
 function readFields(certificate: X509Certificate): CertificateFields {
   const extensions = AsnConvert.parse(certificate.raw, Certificate).tbsCertificate.extensions ?? [];
@@ -49,14 +49,9 @@ function readFields(certificate: X509Certificate): CertificateFields {
 function fieldsOf(certificate: X509Certificate): CertificateFields {
   const key = certificate.fingerprint256;
   const hit = kept.get(key);
-  if (hit) {
-    kept.delete(key);
-    kept.set(key, hit);
-    return hit;
-  }
+  if (hit) return hit;
   const fields = readFields(certificate);
   kept.set(key, fields);
-  if (kept.size > KEPT) kept.delete(kept.keys().next().value!);
   return fields;
 }
 

@@ -1,4 +1,5 @@
 import { CompactEncrypt, importJWK, type JWK } from 'jose';
+import { createLru } from '../lru.ts';
 import type { ClientMetadata } from './oid4vp-schemas.ts';
 
 /** Key management algorithms this wallet encrypts responses with (§8.3: the `alg` of the chosen JWK). */
@@ -23,20 +24,14 @@ export const CONTENT_ALGORITHMS = [
  * when the request arrives, again when the person decides, and used to encrypt; each import is a
  * WebCrypto round trip. Public keys only, bounded, least recently used out.
  */
-const KEPT_KEYS = 256;
-const keptKeys = new Map<string, Awaited<ReturnType<typeof importJWK>>>();
+const keptKeys = createLru<string, Awaited<ReturnType<typeof importJWK>>>(256);
 
 async function importVerifierKey(jwk: JWK, alg: string) {
   const id = JSON.stringify([alg, jwk]);
   const hit = keptKeys.get(id);
-  if (hit) {
-    keptKeys.delete(id);
-    keptKeys.set(id, hit);
-    return hit;
-  }
+  if (hit) return hit;
   const key = await importJWK(jwk, alg);
   keptKeys.set(id, key);
-  if (keptKeys.size > KEPT_KEYS) keptKeys.delete(keptKeys.keys().next().value!);
   return key;
 }
 
