@@ -199,11 +199,13 @@ export async function runOid4vpBenchmark(options: {
         console.error(`done: OpenID4VP round trip ${kind.format} ${options.database} c=${connections}`);
       }
     }
-    const ldp = (connections: number) =>
-      results.find((r) => r.format === 'ldp_vc' && r.connections === connections)?.perSecond ?? Number.NaN;
+    const vsLdp = (r: RoundTripResult) => {
+      const ldp = results.find((l) => l.format === 'ldp_vc' && l.connections === r.connections);
+      return ldp ? `${(r.perSecond / ldp.perSecond).toFixed(2)}×` : '—';
+    };
     const rows = results.map(
       (r) =>
-        `| OpenID4VP round trip ${r.format} (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${(r.perSecond / ldp(r.connections)).toFixed(2)}× | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} | ${r.cpuMs.toFixed(1)} |`,
+        `| OpenID4VP round trip ${r.format} (x509_hash, request_uri, direct_post.jwt) | ${options.database} | ${r.connections} | ${r.perSecond.toFixed(1)} | ${vsLdp(r)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.roundTrips} | ${r.failures} | ${r.cpuMs.toFixed(1)} |`,
     );
     const peakRssMiB = await server.peakRssMiB();
     return {

@@ -37,7 +37,7 @@ const ContextResolver = createRequire(import.meta.url)('jsonld/lib/ContextResolv
 const readVector = (file: string) =>
   JSON.parse(readFileSync(path.join(VECTORS, 'w3c-vc-di-bbs', file), 'utf8')) as unknown;
 
-async function processOptions() {
+function processOptions() {
   return {
     ...vectorJsonLd(),
     contextResolver: new ContextResolver({ sharedCache: new Map() }),
@@ -47,7 +47,7 @@ async function processOptions() {
 
 describe('jsonld.js context processing with the install-time patch', () => {
   it('a type-scoped context applied twice to one active context gives the same context, and reverts to it', async () => {
-    const options = await processOptions();
+    const options = processOptions();
     const initial = contextApi.getInitialContext(options);
     const vc2 = await contextApi.process({
       activeCtx: initial,
@@ -92,7 +92,7 @@ describe('jsonld.js context processing with the install-time patch', () => {
   });
 
   it('a remembered call replays its events to the caller that asked for them', async () => {
-    const options = await processOptions();
+    const options = processOptions();
     const initial = contextApi.getInitialContext(options);
     const localCtx = { '@ignored': 'https://example.org/ignored', name: 'https://schema.org/name' };
     const seen: string[][] = [];
