@@ -15,7 +15,7 @@ import path from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { fastBbs } from '../src/bbs/index.ts';
 import { createClient } from '../src/clients/client-admin.ts';
-import { registerContext } from '../src/credentials/contexts/context-admin.ts';
+import { registerContext } from '../src/formats/ldp-vc/contexts/context-admin.ts';
 import { logInWithWallet } from '../src/users/user-login.ts';
 import { BENCH_CONTEXT, BENCH_CONTEXT_URL, createBenchIssuer } from '../test/helpers/credential-factory.ts';
 import { holderJwkOf } from '../test/helpers/issuers/holder.ts';

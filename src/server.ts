@@ -2,7 +2,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, readConfig } from './config/config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { loadMasterKey } from './keys/master-key.ts';
+import { loadMasterKey } from './config/master-key.ts';
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);

@@ -1,9 +1,9 @@
 import type { JsonWebKey } from 'node:crypto';
 import type { Request } from 'autocannon';
 import { fastBbs } from '../../src/bbs/index.ts';
-import { inProcessOperations } from '../../src/credentials/bbs-2023/operations.ts';
-import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
-import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
+import { inProcessOperations } from '../../src/formats/ldp-vc/bbs-2023/operations.ts';
+import type { SecuredDocument } from '../../src/formats/ldp-vc/bbs-2023/shared.ts';
+import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
 import { createCredentialInserter } from '../../src/credentials/credential-repository.ts';
 import type { StoreCredentialBody } from '../../src/credentials/credential-schemas.ts';
 import { storeCredential } from '../../src/credentials/credential-service.ts';

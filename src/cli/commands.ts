@@ -8,7 +8,7 @@ import {
   setClientSettings,
 } from '../clients/client-admin.ts';
 import { revokeApiToken } from '../clients/client-repository.ts';
-import { registerContext } from '../credentials/contexts/context-admin.ts';
+import { registerContext } from '../formats/ldp-vc/contexts/context-admin.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';

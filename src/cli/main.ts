@@ -3,7 +3,7 @@ import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
-import { loadMasterKey } from '../keys/master-key.ts';
+import { loadMasterKey } from '../config/master-key.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
 import { runWalletProviderCommand } from './wallet-provider-command.ts';
 

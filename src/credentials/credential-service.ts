@@ -18,8 +18,8 @@ import { didKeyFromEd25519PublicKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '../users/user-repository.ts';
 import { recordHistory, typesOf } from '../wallet/wallet-history.ts';
-import type { Bbs2023Operations } from './bbs-2023/operations.ts';
-import type { SecuredDocument } from './bbs-2023/shared.ts';
+import type { Bbs2023Operations } from '../formats/ldp-vc/bbs-2023/operations.ts';
+import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
 import {
   type CredentialInserter,
   type CredentialRow,
@@ -27,7 +27,7 @@ import {
   findCredentials,
   listCredentials,
 } from './credential-repository.ts';
-import { checkPointer, disclosedPointers } from './credential-rules.ts';
+import { checkPointer, disclosedPointers } from '../formats/ldp-vc/ldp-vc-rules.ts';
 import type {
   CredentialListEntry,
   PresentationBody,

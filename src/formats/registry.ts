@@ -1,5 +1,5 @@
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
-import type { Bbs2023Operations } from '../credentials/bbs-2023/operations.ts';
+import type { Bbs2023Operations } from './ldp-vc/bbs-2023/operations.ts';
 import { CofferError } from '../errors.ts';
 import type { CredentialFormat, FormatId } from './credential-format.ts';
 import { createJwtVcJsonFormat } from './jwt-vc-json/index.ts';

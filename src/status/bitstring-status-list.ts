@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader } from 'jose';
-import type { SecuredDocument } from '../credentials/bbs-2023/shared.ts';
+import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
 import type { StatusOutcome } from './status-checker.ts';
 import {
   CLOCK_SKEW_MS,

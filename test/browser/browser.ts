@@ -33,7 +33,7 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/browser/', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/browser', import.meta.url));
 
 export interface TestPage {
   context: BrowserContext;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, readConfig } from '../../src/config/config.ts';
-import { loadMasterKey } from '../../src/keys/master-key.ts';
+import { loadMasterKey } from '../../src/config/master-key.ts';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 

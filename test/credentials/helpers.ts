@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
+import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { logInWithWallet, type RelyingParty } from '../oidc/flow-helpers.ts';
 import { PERSON_CONTEXT, PERSON_CONTEXT_URL } from './stock-issuer.ts';

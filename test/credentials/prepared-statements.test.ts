@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import * as dagCbor from '@ipld/dag-cbor';
 import { fastBbs } from '../../src/bbs/index.ts';
-import { verifyBaseProof } from '../../src/credentials/bbs-2023/base-proof.ts';
-import { deriveDisclosure, planDisclosure } from '../../src/credentials/bbs-2023/disclosure.ts';
-import type { PreparedStatements } from '../../src/credentials/bbs-2023/prepared-statements.ts';
-import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
+import { verifyBaseProof } from '../../src/formats/ldp-vc/bbs-2023/base-proof.ts';
+import { deriveDisclosure, planDisclosure } from '../../src/formats/ldp-vc/bbs-2023/disclosure.ts';
+import type { PreparedStatements } from '../../src/formats/ldp-vc/bbs-2023/prepared-statements.ts';
+import type { SecuredDocument } from '../../src/formats/ldp-vc/bbs-2023/shared.ts';
 import { benchJsonLd } from '../helpers/credential-factory.ts';
 import { createStockIssuer, personCredential, verifyWithStock } from './stock-issuer.ts';
 

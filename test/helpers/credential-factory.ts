@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { base58btc } from 'multiformats/bases/base58';
 import type { BbsSuite } from '../../src/bbs/index.ts';
-import { createBaseProof } from '../../src/credentials/bbs-2023/base-proof.ts';
-import type { SecuredDocument } from '../../src/credentials/bbs-2023/shared.ts';
-import { createDocumentLoader } from '../../src/credentials/contexts/document-loader.ts';
+import { createBaseProof } from '../../src/formats/ldp-vc/bbs-2023/base-proof.ts';
+import type { SecuredDocument } from '../../src/formats/ldp-vc/bbs-2023/shared.ts';
+import { createDocumentLoader } from '../../src/formats/ldp-vc/contexts/document-loader.ts';
 import { PERSON_CONTEXT, PERSON_CONTEXT_URL } from '../credentials/stock-issuer.ts';
 
 /** The claims context bench credentials use; the server must have it registered. */

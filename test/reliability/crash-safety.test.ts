@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fastBbs } from '../../src/bbs/index.ts';
 import { createClient } from '../../src/clients/client-admin.ts';
-import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
+import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
 import { credentialContext } from '../../src/credentials/credential-service.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { parseCid, verifyBlock } from '../../src/storage/cid.ts';

@@ -4,7 +4,7 @@ import { after, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { fastBbs } from '../../src/bbs/index.ts';
 import { createClient } from '../../src/clients/client-admin.ts';
-import { registerContext } from '../../src/credentials/contexts/context-admin.ts';
+import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { BENCH_CONTEXT, BENCH_CONTEXT_URL, createBenchIssuer } from '../helpers/credential-factory.ts';
 import { createTestDatabase, DATABASE_KINDS } from '../helpers/databases.ts';

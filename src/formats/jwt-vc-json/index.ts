@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import { SignJWT } from 'jose';
-import { bitstringStatusReference } from '../../status/status-entries.ts';
+import { bitstringStatusReference } from '../status-entries.ts';
 import type { CredentialFormat, CredentialSummary, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {

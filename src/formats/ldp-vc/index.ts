@@ -1,9 +1,9 @@
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
-import type { Bbs2023Operations } from '../../credentials/bbs-2023/operations.ts';
-import type { SecuredDocument } from '../../credentials/bbs-2023/shared.ts';
-import { checkCredential } from '../../credentials/credential-rules.ts';
-import { resolveIssuerKey } from '../../credentials/issuer-key.ts';
-import { bitstringStatusReference } from '../../status/status-entries.ts';
+import type { Bbs2023Operations } from './bbs-2023/operations.ts';
+import type { SecuredDocument } from './bbs-2023/shared.ts';
+import { checkCredential } from './ldp-vc-rules.ts';
+import { resolveIssuerKey } from './issuer-key.ts';
+import { bitstringStatusReference } from '../status-entries.ts';
 import {
   type CredentialFormat,
   type CredentialSummary,

@@ -24,7 +24,7 @@ import {
   type SignatureAlgorithm,
   UnprotectedHeaders,
 } from '@owf/mdoc';
-import { tokenStatusReference } from '../../status/status-entries.ts';
+import { tokenStatusReference } from '../status-entries.ts';
 import type {
   CredentialFormat,
   CredentialSummary,

@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { decodeSdJwtSync, getClaimsSync } from '@sd-jwt/decode';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { tokenStatusReference } from '../../status/status-entries.ts';
+import { tokenStatusReference } from '../status-entries.ts';
 import type { CredentialFormat, CredentialSummary, HolderKey, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { now } from '../../db/dialect.ts';
-import type { Database } from '../../db/schema.ts';
+import { now } from '../../../db/dialect.ts';
+import type { Database } from '../../../db/schema.ts';
 
 export interface RegisteredContext {
   url: string;

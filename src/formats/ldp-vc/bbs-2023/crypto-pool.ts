@@ -1,8 +1,8 @@
 import { Piscina } from 'piscina';
-import type { BaseProofCheck } from './bbs-2023/base-proof.ts';
-import type { Bbs2023Operations } from './bbs-2023/operations.ts';
-import { type ContextRegistry, UnknownContextError } from './contexts/document-loader.ts';
-import { unknownContextReason } from './contexts/jsonld-errors.ts';
+import type { BaseProofCheck } from './base-proof.ts';
+import type { Bbs2023Operations } from './operations.ts';
+import { type ContextRegistry, UnknownContextError } from '../contexts/document-loader.ts';
+import { unknownContextReason } from '../contexts/jsonld-errors.ts';
 import type { BaseProofItem, CryptoTask, CryptoTaskResult } from './crypto-worker.ts';
 
 /** How many contexts one task may have to fetch from the registry (contexts can import contexts). */

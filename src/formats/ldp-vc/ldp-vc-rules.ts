@@ -1,6 +1,6 @@
 import { parsePointer } from '@digitalbazaar/di-sd-primitives';
-import { invalidField } from '../errors.ts';
-import { rejected } from '../formats/credential-format.ts';
+import { invalidField } from '../../errors.ts';
+import { rejected } from '../credential-format.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
 import { type IssuerKey, IssuerKeyError, resolveIssuerKey } from './issuer-key.ts';
 

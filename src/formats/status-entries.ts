@@ -1,4 +1,4 @@
-import type { IssuerPublicKey, StatusReference } from '../formats/credential-format.ts';
+import type { IssuerPublicKey, StatusReference } from './credential-format.ts';
 
 /**
  * Reading a credential's status entry (no network, no cryptography): the formats call these on

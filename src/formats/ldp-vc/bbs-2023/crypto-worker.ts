@@ -1,16 +1,16 @@
-import { fastBbs } from '../bbs/index.ts';
+import { fastBbs } from '../../../bbs/index.ts';
 import {
   type BaseProofCheck,
   checkSignedStatements,
   type SignedStatements,
   signedStatementsOf,
   type VerifyBaseProofOptions,
-} from './bbs-2023/base-proof.ts';
-import { deriveDisclosure } from './bbs-2023/disclosure.ts';
-import type { SecuredDocument } from './bbs-2023/shared.ts';
-import { BUNDLED_CONTEXTS } from './contexts/bundled-contexts.ts';
-import { type DocumentLoader, UnknownContextError } from './contexts/document-loader.ts';
-import { describeJsonLdError } from './contexts/jsonld-errors.ts';
+} from './base-proof.ts';
+import { deriveDisclosure } from './disclosure.ts';
+import type { SecuredDocument } from './shared.ts';
+import { BUNDLED_CONTEXTS } from '../contexts/bundled-contexts.ts';
+import { type DocumentLoader, UnknownContextError } from '../contexts/document-loader.ts';
+import { describeJsonLdError } from '../contexts/jsonld-errors.ts';
 
 /**
  * A worker thread of the crypto pool (crypto-pool.ts). It cannot read the context registry, so

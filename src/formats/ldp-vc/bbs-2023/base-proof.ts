@@ -5,7 +5,7 @@ import {
   hashMandatory,
   type JsonLdOptions,
 } from '@digitalbazaar/di-sd-primitives';
-import type { BbsSuite } from '../../bbs/index.ts';
+import type { BbsSuite } from '../../../bbs/index.ts';
 import { shuffledLabelMapFunction } from './label-map.ts';
 import { type PreparedStatements, proofValueDigest } from './prepared-statements.ts';
 import { ProofValueError, parseBaseProofValue, serializeBaseProofValue } from './proof-value.ts';

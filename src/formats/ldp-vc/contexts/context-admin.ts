@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import jsonld from 'jsonld';
 import type { Kysely } from 'kysely';
-import { isUniqueViolation } from '../../db/dialect.ts';
-import type { Database } from '../../db/schema.ts';
-import { CofferError } from '../../errors.ts';
+import { isUniqueViolation } from '../../../db/dialect.ts';
+import type { Database } from '../../../db/schema.ts';
+import { CofferError } from '../../../errors.ts';
 import { BUNDLED_CONTEXTS } from './bundled-contexts.ts';
 import { findRegisteredContext, insertRegisteredContext } from './context-repository.ts';
 import { createDocumentLoader } from './document-loader.ts';

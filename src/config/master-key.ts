@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '../config/config.ts';
+import { ConfigError } from './config.ts';
 
 export const MASTER_KEY_FILE = 'master.key';
 

@@ -10,7 +10,7 @@ import type { SecuredDocument } from './shared.ts';
 
 /**
  * The costly bbs-2023 operations the service runs, behind one interface so that they can run in
- * this thread or in worker threads (credentials/crypto-pool.ts) alike. Input and output are plain
+ * this thread or in worker threads (crypto-pool.ts beside this file) alike. Input and output are plain
  * data; JSON-LD problems of a credential come back as a failed check, not as an exception.
  */
 export interface Bbs2023Operations {
