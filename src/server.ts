@@ -1,8 +1,8 @@
 import { buildApp } from './app.ts';
 import { ConfigError, readConfig } from './config/config.ts';
+import { loadMasterKey } from './config/master-key.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { loadMasterKey } from './config/master-key.ts';
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);

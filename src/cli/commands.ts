@@ -8,10 +8,10 @@ import {
   setClientSettings,
 } from '../clients/client-admin.ts';
 import { revokeApiToken } from '../clients/client-repository.ts';
-import { registerContext } from '../formats/ldp-vc/contexts/context-admin.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';
+import { registerContext } from '../formats/ldp-vc/contexts/context-admin.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { rotateSigningKey } from '../keys/signing-keys.ts';
 import { checkVerifierMetadata } from '../oid4vp/verifier-registry.ts';

@@ -1,9 +1,9 @@
 import { readConfig } from '../config/config.ts';
+import { loadMasterKey } from '../config/master-key.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
-import { loadMasterKey } from '../config/master-key.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
 import { runWalletProviderCommand } from './wallet-provider-command.ts';
 

@@ -12,14 +12,15 @@ import {
   type ParseContext,
   rejected,
 } from '../formats/credential-format.ts';
+import type { Bbs2023Operations } from '../formats/ldp-vc/bbs-2023/operations.ts';
+import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
+import { checkPointer, disclosedPointers } from '../formats/ldp-vc/ldp-vc-rules.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { didKeyFromEd25519PublicKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '../users/user-repository.ts';
 import { recordHistory, typesOf } from '../wallet/wallet-history.ts';
-import type { Bbs2023Operations } from '../formats/ldp-vc/bbs-2023/operations.ts';
-import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
 import {
   type CredentialInserter,
   type CredentialRow,
@@ -27,7 +28,6 @@ import {
   findCredentials,
   listCredentials,
 } from './credential-repository.ts';
-import { checkPointer, disclosedPointers } from '../formats/ldp-vc/ldp-vc-rules.ts';
 import type {
   CredentialListEntry,
   PresentationBody,

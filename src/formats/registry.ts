@@ -1,8 +1,8 @@
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
-import type { Bbs2023Operations } from './ldp-vc/bbs-2023/operations.ts';
 import { CofferError } from '../errors.ts';
 import type { CredentialFormat, FormatId } from './credential-format.ts';
 import { createJwtVcJsonFormat } from './jwt-vc-json/index.ts';
+import type { Bbs2023Operations } from './ldp-vc/bbs-2023/operations.ts';
 import { createLdpVcFormat } from './ldp-vc/index.ts';
 import { msoMdocFormat } from './mso-mdoc/index.ts';
 import { sdJwtVcFormat } from './sd-jwt-vc/index.ts';

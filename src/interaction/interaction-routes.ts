@@ -13,6 +13,16 @@ import {
 } from '../oid4vci/issuance-service.ts';
 import { renderConsentPage } from '../oid4vp/consent-page.ts';
 import { decideConsent, describeConsent, type WalletDeps } from '../oid4vp/wallet-service.ts';
+import { renderLogoutConfirmPage } from '../oidc/logout-page.ts';
+import {
+  ConsentBody,
+  EmailLoginBody,
+  EmailVerifyBody,
+  InteractionParams,
+  InteractionResult,
+  LogoutDecisionBody,
+  WalletLoginBody,
+} from '../oidc/oidc-schemas.ts';
 import {
   checkPageToken,
   decideLogout,
@@ -24,19 +34,10 @@ import {
   logInWithSiwe,
   sendEmailCode,
   verifyEmailCode,
-} from '../oidc/interaction-service.ts';
-import { renderErrorPage, renderLoginPage, startPage } from '../oidc/login-page.ts';
-import { renderLogoutConfirmPage } from '../oidc/logout-page.ts';
-import {
-  ConsentBody,
-  EmailLoginBody,
-  EmailVerifyBody,
-  InteractionParams,
-  InteractionResult,
-  LogoutDecisionBody,
-  WalletLoginBody,
-} from '../oidc/oidc-schemas.ts';
-import { endSessionOfCookie, SESSION_COOKIE } from '../oidc/session-cookie.ts';
+} from './interaction-service.ts';
+import { renderLoginPage } from './login-page.ts';
+import { renderErrorPage, startPage } from './page-chrome.ts';
+import { endSessionOfCookie, SESSION_COOKIE } from './session-cookie.ts';
 
 /** Browsers mark every fetch with Origin (POST) and Sec-Fetch-Site; headless clients send neither. */
 function fromBrowser(request: FastifyRequest): boolean {

@@ -5,16 +5,20 @@ import type { WalletProvider } from '../config/wallet-provider.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { OutboundClient } from '../http/outbound.ts';
-import { findHolderKeys, rememberNonce } from '../oid4vp/wallet-repository.ts';
-import { identityOfSession } from '../oid4vp/wallet-service.ts';
-import { finishInteraction, type InteractionRow, updateInteraction } from '../oidc/interaction-repository.ts';
+import {
+  finishInteraction,
+  type InteractionRow,
+  updateInteraction,
+} from '../interaction/interaction-repository.ts';
 import {
   gone,
   type InteractionDeps,
   liveInteraction,
   startInteraction,
-} from '../oidc/interaction-service.ts';
-import type { SessionRow } from '../oidc/session-repository.ts';
+} from '../interaction/interaction-service.ts';
+import type { SessionRow } from '../interaction/session-repository.ts';
+import { findHolderKeys, rememberNonce } from '../oid4vp/wallet-repository.ts';
+import { identityOfSession } from '../oid4vp/wallet-service.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
 import { planProofs, requestCredential } from './credential-request.ts';

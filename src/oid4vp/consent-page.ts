@@ -1,14 +1,11 @@
 import {
   EMAIL_SECTION,
-  escapeHtml,
-  jsonForScript,
   LOGIN_PAGE_SCRIPT,
-  page,
   SIGN_OUT_SECTION,
-  safeLink,
   WALLET_SECTION,
-} from '../oidc/login-page.ts';
-import type { SiweChallenge } from '../oidc/siwe.ts';
+} from '../interaction/login-page.ts';
+import { escapeHtml, jsonForScript, page, safeLink } from '../interaction/page-chrome.ts';
+import type { SiweChallenge } from '../interaction/siwe.ts';
 import type { describeConsent } from './wallet-service.ts';
 
 type Consent = Awaited<ReturnType<typeof describeConsent>>;

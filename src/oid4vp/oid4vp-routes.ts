@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { renderErrorPage, startPage } from '../oidc/login-page.ts';
-import { sessionOfCookie } from '../oidc/session-cookie.ts';
+import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
+import { sessionOfCookie } from '../interaction/session-cookie.ts';
 import { AuthorizeQuery } from './oid4vp-schemas.ts';
 import { startPresentation, type WalletDeps } from './wallet-service.ts';
 

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-repository.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 import { secretMatchesHash } from '../keys/secrets.ts';
-import type { RateLimiter } from './rate-limit.ts';
 
 /**
  * Client authentication at the token and revocation endpoints (RFC 6749 §2.3.1): HTTP Basic or

@@ -2,8 +2,8 @@ import { compactVerify, decodeProtectedHeader } from 'jose';
 import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-repository.ts';
 import type { Database } from '../db/schema.ts';
+import type { SessionRow } from '../interaction/session-repository.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
-import type { SessionRow } from './session-repository.ts';
 
 /**
  * OpenID Connect RP-Initiated Logout 1.0 as plain logic: what the end_session_endpoint does with

@@ -1,6 +1,6 @@
-import { escapeHtml, jsonForScript, page } from './login-page.ts';
+import { escapeHtml, jsonForScript, page } from '../interaction/page-chrome.ts';
 
-/** RP-Initiated Logout's pages: the confirmation (§6) and the signed-out note. */
+/** RP-Initiated Logout's confirmation page (§6); the signed-out note is interaction/page-chrome.ts. */
 
 const CONFIRM_JS = `(function () {
 'use strict';
@@ -61,13 +61,4 @@ export function renderLogoutConfirmPage(input: {
   })}</script>
 <script nonce="${nonce}">${CONFIRM_JS}</script>`;
   return page({ title: `Sign out – ${input.host}`, cspNonce: input.cspNonce, body });
-}
-
-export function renderSignedOutPage(input: { cspNonce: string; host: string }): string {
-  const body = `<main>
-<h1>You are signed out</h1>
-<p>Your session at ${escapeHtml(input.host)} has ended. You can close this page.</p>
-<p><a href="/wallet">Open your wallet</a></p>
-</main>`;
-  return page({ title: 'Signed out', cspNonce: input.cspNonce, body });
 }

@@ -5,6 +5,14 @@ import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import { expiredCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
+import {
+  type InteractionDeps,
+  startInteraction,
+  startLoginInteraction,
+} from '../interaction/interaction-service.ts';
+import { renderSignedOutPage } from './../interaction/page-chrome.ts';
+import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
+import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from '../interaction/session-cookie.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserById } from '../users/user-repository.ts';
 import { authorizationResponse, issueAuthorizationCode } from './authorization.ts';
@@ -14,9 +22,6 @@ import { clientCredentialsOf } from './client-authentication.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
 import { currentDpopNonce, dpopHeaderOf } from './dpop.ts';
 import { type EndSessionParameters, endSession } from './end-session.ts';
-import { type InteractionDeps, startInteraction, startLoginInteraction } from './interaction-service.ts';
-import { renderErrorPage, startPage } from './login-page.ts';
-import { renderSignedOutPage } from './logout-page.ts';
 import {
   EndSessionParams,
   PushedRequestBody,
@@ -28,7 +33,6 @@ import {
 } from './oidc-schemas.ts';
 import { pushAuthorizationRequest, takePushedRequest } from './pushed-requests.ts';
 import { revokeAccessToken } from './revocation.ts';
-import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from './session-cookie.ts';
 import { exchangeGrant, type TokenDeps } from './token-service.ts';
 import { userInfoClaims } from './userinfo.ts';
 

@@ -3,11 +3,11 @@ import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-repository.ts';
 import type { Database } from '../db/schema.ts';
 import { CofferError, type ErrorCode } from '../errors.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import { checkAuthorizationRequest } from './authorize-request.ts';
 import { authenticateClient, type ClientCredentials, countFailure } from './client-authentication.ts';
 import { type DpopDeps, verifyDpopProof } from './dpop.ts';
-import type { RateLimiter } from './rate-limit.ts';
 
 /** Pushed authorization requests (RFC 9126): single use, 60 s. */
 export const PUSHED_REQUEST_TTL = 60;

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 import { authenticateClient, type ClientCredentials, countFailure } from './client-authentication.ts';
 import { revokeToken } from './code-repository.ts';
-import type { RateLimiter } from './rate-limit.ts';
 import { findRefreshToken, revokeRefreshFamily } from './refresh-tokens.ts';
 import { verifyAccessToken } from './tokens.ts';
 

@@ -3,12 +3,12 @@ import type { Kysely, Selectable } from 'kysely';
 import { getAddress } from 'viem';
 import type { ClientsTable, Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 import { authenticateClient, countFailure, grantTypesOf } from './client-authentication.ts';
 import { type CodeConsumer, findAuthorizationCode, revokeToken } from './code-repository.ts';
 import { type DpopDeps, verifyDpopProof } from './dpop.ts';
-import type { RateLimiter } from './rate-limit.ts';
 import {
   findRefreshToken,
   issueRefreshToken,

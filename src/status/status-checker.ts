@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
 import type { StatusReference } from '../formats/credential-format.ts';
+import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
 import { type OutboundClient, OutboundError } from '../http/outbound.ts';
 import {
   BITSTRING_LIST_ACCEPT,

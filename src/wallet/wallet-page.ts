@@ -1,4 +1,4 @@
-import { escapeHtml, jsonForScript, page } from '../oidc/login-page.ts';
+import { escapeHtml, jsonForScript, page } from '../interaction/page-chrome.ts';
 import type { HistoryEvent } from './wallet-history.ts';
 import type { WalletCredential, WalletView } from './wallet-service.ts';
 

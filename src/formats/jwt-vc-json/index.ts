@@ -1,7 +1,6 @@
 import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import { SignJWT } from 'jose';
-import { bitstringStatusReference } from '../status-entries.ts';
 import type { CredentialFormat, CredentialSummary, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
@@ -12,6 +11,7 @@ import {
   takesAlgorithm,
   verifyIssuerSignature,
 } from '../jose-credentials.ts';
+import { bitstringStatusReference } from '../status-entries.ts';
 import { expandedTypes } from '../w3c-types.ts';
 
 /**

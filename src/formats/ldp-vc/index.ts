@@ -1,16 +1,16 @@
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
-import type { Bbs2023Operations } from './bbs-2023/operations.ts';
-import type { SecuredDocument } from './bbs-2023/shared.ts';
-import { checkCredential } from './ldp-vc-rules.ts';
-import { resolveIssuerKey } from './issuer-key.ts';
-import { bitstringStatusReference } from '../status-entries.ts';
 import {
   type CredentialFormat,
   type CredentialSummary,
   type DcqlInput,
   rejected,
 } from '../credential-format.ts';
+import { bitstringStatusReference } from '../status-entries.ts';
 import { expandedTypes } from '../w3c-types.ts';
+import type { Bbs2023Operations } from './bbs-2023/operations.ts';
+import type { SecuredDocument } from './bbs-2023/shared.ts';
+import { resolveIssuerKey } from './issuer-key.ts';
+import { checkCredential } from './ldp-vc-rules.ts';
 import { discloseForVerifier, signPresentation } from './presentation.ts';
 
 type Document = Record<string, unknown>;

@@ -3,14 +3,10 @@ import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import { fromJwk } from '@digitalbazaar/ed25519-multikey';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import jsigs from 'jsonld-signatures';
+import type { Audience, HolderKey } from '../credential-format.ts';
 import type { Bbs2023Operations } from './bbs-2023/operations.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
-import {
-  disclosedPointers,
-  REQUIRED_FOR_VERIFICATION,
-  VC_V2_CONTEXT,
-} from './ldp-vc-rules.ts';
-import type { Audience, HolderKey } from '../credential-format.ts';
+import { disclosedPointers, REQUIRED_FOR_VERIFICATION, VC_V2_CONTEXT } from './ldp-vc-rules.ts';
 
 /**
  * A bbs-2023 disclosure of the requested claims, the issuer's mandatory statements, and the issuer

@@ -24,7 +24,6 @@ import {
   type SignatureAlgorithm,
   UnprotectedHeaders,
 } from '@owf/mdoc';
-import { tokenStatusReference } from '../status-entries.ts';
 import type {
   CredentialFormat,
   CredentialSummary,
@@ -33,6 +32,7 @@ import type {
 } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import { certificateChain, certificateOf, publicKeyOf } from '../jose-credentials.ts';
+import { tokenStatusReference } from '../status-entries.ts';
 import {
   ALGORITHMS_OF_CURVE,
   algorithmFitsKey,

@@ -1,7 +1,6 @@
 import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { decodeSdJwtSync, getClaimsSync } from '@sd-jwt/decode';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { tokenStatusReference } from '../status-entries.ts';
 import type { CredentialFormat, CredentialSummary, HolderKey, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
@@ -12,6 +11,7 @@ import {
   takesAlgorithm,
   verifyIssuerSignature,
 } from '../jose-credentials.ts';
+import { tokenStatusReference } from '../status-entries.ts';
 import { presentationFrameOf } from './presentation-frame.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
 

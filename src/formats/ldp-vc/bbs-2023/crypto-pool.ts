@@ -1,9 +1,9 @@
 import { Piscina } from 'piscina';
-import type { BaseProofCheck } from './base-proof.ts';
-import type { Bbs2023Operations } from './operations.ts';
 import { type ContextRegistry, UnknownContextError } from '../contexts/document-loader.ts';
 import { unknownContextReason } from '../contexts/jsonld-errors.ts';
+import type { BaseProofCheck } from './base-proof.ts';
 import type { BaseProofItem, CryptoTask, CryptoTaskResult } from './crypto-worker.ts';
+import type { Bbs2023Operations } from './operations.ts';
 
 /** How many contexts one task may have to fetch from the registry (contexts can import contexts). */
 const MAX_CONTEXT_ROUNDS = 8;

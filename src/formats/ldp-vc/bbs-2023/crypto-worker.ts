@@ -1,4 +1,7 @@
 import { fastBbs } from '../../../bbs/index.ts';
+import { BUNDLED_CONTEXTS } from '../contexts/bundled-contexts.ts';
+import { type DocumentLoader, UnknownContextError } from '../contexts/document-loader.ts';
+import { describeJsonLdError } from '../contexts/jsonld-errors.ts';
 import {
   type BaseProofCheck,
   checkSignedStatements,
@@ -8,9 +11,6 @@ import {
 } from './base-proof.ts';
 import { deriveDisclosure } from './disclosure.ts';
 import type { SecuredDocument } from './shared.ts';
-import { BUNDLED_CONTEXTS } from '../contexts/bundled-contexts.ts';
-import { type DocumentLoader, UnknownContextError } from '../contexts/document-loader.ts';
-import { describeJsonLdError } from '../contexts/jsonld-errors.ts';
 
 /**
  * A worker thread of the crypto pool (crypto-pool.ts). It cannot read the context registry, so

@@ -13,7 +13,7 @@ import {
   registerRelyingParty,
   signSiwe,
   startLogin,
-} from './flow-helpers.ts';
+} from '../oidc/flow-helpers.ts';
 
 const carol = privateKeyToAccount('0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6');
 const mallory = privateKeyToAccount('0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a');

@@ -7,7 +7,7 @@ import {
   ONE_TIME_CODE_MAX_ATTEMPTS,
   ONE_TIME_CODE_TTL_MS,
   type OneTimeCodeState,
-} from '../../src/oidc/one-time-code.ts';
+} from '../../src/interaction/one-time-code.ts';
 
 const NOW = new Date('2026-05-01T12:00:00.000Z');
 const KEY = new Uint8Array(32).fill(9);

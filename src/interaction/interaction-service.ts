@@ -5,14 +5,19 @@ import { findClient } from '../clients/client-repository.ts';
 import type { Config } from '../config/config.ts';
 import type { Database, InteractionKind } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import { loginCodeEmail } from '../mail/login-code-email.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import {
+  type AuthorizationRequest,
+  authorizationResponse,
+  issueAuthorizationCode,
+} from '../oidc/authorization.ts';
 import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import type { UserDeps } from '../users/user-service.ts';
-import { type AuthorizationRequest, authorizationResponse, issueAuthorizationCode } from './authorization.ts';
 import {
   countOneTimeCodeAttempt,
   findInteraction,
@@ -22,7 +27,6 @@ import {
   updateInteraction,
 } from './interaction-repository.ts';
 import { checkOneTimeCode, hashOneTimeCode, newOneTimeCode, ONE_TIME_CODE_TTL_MS } from './one-time-code.ts';
-import type { RateLimiter } from './rate-limit.ts';
 import { RECAPTCHA_VERIFY_URL, verifyRecaptcha } from './recaptcha.ts';
 import { insertSession } from './session-repository.ts';
 import { buildSiweChallenge, newSiweNonce, type SiweChallenge, verifySiweLogin } from './siwe.ts';

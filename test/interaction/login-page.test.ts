@@ -5,15 +5,13 @@ import { getAddress, keccak256 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
 import {
-  escapeHtml,
   LOGIN_PAGE_SCRIPT,
   type LoginPageInput,
-  pageCsp,
-  renderErrorPage,
   renderLoginPage,
   SIWE_MESSAGE_JS,
-} from '../../src/oidc/login-page.ts';
-import { buildSiweChallenge, newSiweNonce, verifySiweLogin } from '../../src/oidc/siwe.ts';
+} from '../../src/interaction/login-page.ts';
+import { escapeHtml, pageCsp, renderErrorPage } from '../../src/interaction/page-chrome.ts';
+import { buildSiweChallenge, newSiweNonce, verifySiweLogin } from '../../src/interaction/siwe.ts';
 
 const ALICE = privateKeyToAccount('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318');
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createSiweMessage, type SiweMessage } from 'viem/siwe';
 import { CofferError } from '../../src/errors.ts';
-import { buildSiweChallenge, newSiweNonce, verifySiweLogin } from '../../src/oidc/siwe.ts';
+import { buildSiweChallenge, newSiweNonce, verifySiweLogin } from '../../src/interaction/siwe.ts';
 
 // Fixed keys for tests only (never funded); real secp256k1 signing and recovery.
 const ALICE = privateKeyToAccount('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318');

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { CofferError } from '../../src/errors.ts';
-import { verifyRecaptcha } from '../../src/oidc/recaptcha.ts';
+import { verifyRecaptcha } from '../../src/interaction/recaptcha.ts';
 
 interface SiteverifyRequest {
   method: string;
