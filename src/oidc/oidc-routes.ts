@@ -10,8 +10,7 @@ import {
   startInteraction,
   startLoginInteraction,
 } from '../interaction/interaction-service.ts';
-import { renderSignedOutPage } from './../interaction/page-chrome.ts';
-import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
+import { renderErrorPage, renderSignedOutPage, startPage } from '../interaction/page-chrome.ts';
 import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from '../interaction/session-cookie.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserById } from '../users/user-repository.ts';
