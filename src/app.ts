@@ -26,18 +26,21 @@ import { createOutboundClient, type OutboundClient } from './http/outbound.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerValidation } from './http/validation.ts';
+import { createInteractionKinds } from './interaction/interaction-kinds.ts';
 import { interactionRoutes } from './interaction/interaction-routes.ts';
-import { type InteractionDeps, outboxDir } from './interaction/interaction-service.ts';
+import type { InteractionDeps } from './interaction/interaction-service.ts';
 import { createEmailIndex } from './keys/blind-index.ts';
 import { deriveKey } from './keys/derive-key.ts';
 import { createFieldCipher } from './keys/field-cipher.ts';
 import { hashSecret } from './keys/secrets.ts';
 import { createKeyRing } from './keys/signing-keys.ts';
-import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createMailer, type Mailer, outboxDir } from './mail/mailer.ts';
 import { startDeferredPoller } from './oid4vci/deferred-issuances.ts';
+import { issuanceKind } from './oid4vci/issuance-kind.ts';
 import type { IssuanceDeps } from './oid4vci/issuance-service.ts';
 import { oid4vciRoutes } from './oid4vci/oid4vci-routes.ts';
 import { SELF_ISSUED_AUDIENCE } from './oid4vp/authorization-request.ts';
+import { consentKind } from './oid4vp/consent-kind.ts';
 import { oid4vpRoutes } from './oid4vp/oid4vp-routes.ts';
 import { registeredVerifier } from './oid4vp/verifier-registry.ts';
 import type { WalletDeps } from './oid4vp/wallet-service.ts';
@@ -45,6 +48,8 @@ import { createCodeConsumer } from './oidc/code-repository.ts';
 import type { DpopDeps } from './oidc/dpop.ts';
 import { createProofRecorder } from './oidc/dpop-repository.ts';
 import { startExpiredRowSweeper } from './oidc/expired-rows.ts';
+import { loginKind } from './oidc/login-kind.ts';
+import { logoutKind } from './oidc/logout-kind.ts';
 import { oidcRoutes } from './oidc/oidc-routes.ts';
 import { createRefreshTokenRotator } from './oidc/refresh-tokens.ts';
 import type { TokenDeps } from './oidc/token-service.ts';
@@ -56,6 +61,7 @@ import { subClientRoutes } from './subclients/subclient-routes.ts';
 import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 import type { DeletionDeps } from './wallet/credential-deletion.ts';
+import { walletKind } from './wallet/wallet-kind.ts';
 import { walletRoutes } from './wallet/wallet-routes.ts';
 
 declare module 'fastify' {
@@ -194,6 +200,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const limiter = createRateLimiter(database.db);
   const interactions: InteractionDeps = {
     db: database.db,
+    kinds: createInteractionKinds(),
     cipher,
     users,
     limiter,
@@ -312,7 +319,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
     now: () => new Date(),
   };
-  await app.register(interactionRoutes, { interactions, wallet, issuance });
+  // Every person-facing flow is a kind of interaction; the core routes carry requests to them.
+  interactions.kinds.register(loginKind(interactions));
+  interactions.kinds.register(logoutKind(interactions));
+  interactions.kinds.register(consentKind(wallet));
+  interactions.kinds.register(issuanceKind(issuance));
+  interactions.kinds.register(walletKind(interactions));
+  await app.register(interactionRoutes, interactions);
   await app.register(oid4vpRoutes, wallet);
   await app.register(oid4vciRoutes, issuance);
   await app.register(walletRoutes, {

@@ -4,16 +4,7 @@ import { CofferError } from '../errors.ts';
 import { expiredCookie, sessionCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { refuseCrossSite } from '../http/same-origin.ts';
-import { logoOrigins, renderIssuancePage } from '../oid4vci/issuance-page.ts';
-import {
-  decideIssuance,
-  describeIssuance,
-  type IssuanceDeps,
-  resultView,
-} from '../oid4vci/issuance-service.ts';
-import { renderConsentPage } from '../oid4vp/consent-page.ts';
-import { decideConsent, describeConsent, type WalletDeps } from '../oid4vp/wallet-service.ts';
-import { renderLogoutConfirmPage } from '../oidc/logout-page.ts';
+import type { FinishedLogin, InteractionAnswer } from './interaction-kinds.ts';
 import {
   ConsentBody,
   EmailLoginBody,
@@ -22,20 +13,18 @@ import {
   InteractionResult,
   LogoutDecisionBody,
   WalletLoginBody,
-} from '../oidc/oidc-schemas.ts';
+} from './interaction-schemas.ts';
 import {
   checkPageToken,
-  decideLogout,
   describeInteraction,
-  type FinishedLogin,
+  describeInteractionJson,
   forgetInteractionIdentity,
+  gone,
   type InteractionDeps,
+  kindOf,
   liveInteraction,
-  logInWithSiwe,
-  sendEmailCode,
-  verifyEmailCode,
 } from './interaction-service.ts';
-import { renderLoginPage } from './login-page.ts';
+import { logInWithSiwe, sendEmailCode, verifyEmailCode } from './login-methods.ts';
 import { renderErrorPage, startPage } from './page-chrome.ts';
 import { endSessionOfCookie, SESSION_COOKIE } from './session-cookie.ts';
 
@@ -49,19 +38,12 @@ function wantsJson(request: FastifyRequest): boolean {
   return accept.includes('application/json') && !accept.includes('text/html');
 }
 
-const unexpected = (field: string, what: string) =>
-  new CofferError('invalid_request', `${field} does not belong in the answer to ${what}.`, {
-    details: [{ path: `/body/${field}`, message: `is not taken for ${what}` }],
-  });
-
-export interface InteractionRouteDeps {
-  interactions: InteractionDeps;
-  wallet: WalletDeps;
-  issuance: IssuanceDeps;
-}
-
-export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> = async (app, options) => {
-  const { interactions: deps, wallet, issuance } = options;
+/**
+ * The interaction endpoints of every kind: the page (or its JSON view), the log-in steps, the
+ * person's answer and signing out mid-way. What a kind shows and does is the kind's
+ * (interaction-kinds.ts); this file only carries requests to it.
+ */
+export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = async (app, deps) => {
   const tags = ['Log-in interaction'];
   // Before the body is read or validated: a cross-site request, or a browser's request without
   // the page's token, gets nothing but 403.
@@ -104,62 +86,35 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const id = request.params.id;
-      if (wantsJson(request)) {
-        const view = await describeInteraction(deps, id);
-        if (view.kind === 'issuance') return { ...view, issuance: await describeIssuance(issuance, id) };
-        return view.kind === 'consent' ? { ...view, consent: await describeConsent(wallet, id) } : view;
-      }
-      const cspNonce = startPage(reply);
+      if (wantsJson(request)) return describeInteractionJson(deps, id);
       try {
         const view = await describeInteraction(deps, id);
-        if (view.kind === 'issuance') {
-          const described = await describeIssuance(issuance, id);
-          // The issuer's logo is the one image from elsewhere the page may load.
-          const pageNonce = startPage(reply, logoOrigins(described));
-          return renderIssuancePage({
-            interactionId: view.id,
-            csrfToken: view.csrf_token,
-            siwe: view.siwe,
-            cspNonce: pageNonce,
-            loggedIn: view.logged_in,
-            issuance: described,
-          });
-        }
-        if (view.kind === 'logout') {
-          return renderLogoutConfirmPage({
-            interactionId: view.id,
-            csrfToken: view.csrf_token,
-            cspNonce,
-            host: new URL(deps.config.publicUrl).host,
-            clientName: view.client.name || null,
-          });
-        }
-        if (view.kind === 'consent') {
-          return renderConsentPage({
-            interactionId: view.id,
-            csrfToken: view.csrf_token,
-            siwe: view.siwe,
-            cspNonce,
-            loggedIn: view.logged_in,
-            consent: await describeConsent(wallet, id),
-            privacyLink: view.client.privacy_link,
-          });
-        }
-        return renderLoginPage({
-          tenantName: view.client.name,
-          interactionId: view.id,
-          siwe: view.siwe,
-          csrfToken: view.csrf_token,
-          cspNonce,
-          privacyLink: view.client.privacy_link ?? undefined,
-        });
+        return await kindOf(deps, await liveInteraction(deps, id)).render(view, reply);
       } catch (error) {
         if (!(error instanceof CofferError)) throw error;
+        const cspNonce = startPage(reply);
         reply.code(error.status);
         return renderErrorPage({ title: 'This page cannot continue', message: error.message, cspNonce });
       }
     },
   );
+
+  /** The person's answer goes to the interaction's kind, if that kind answers at this path. */
+  const answer = async (id: string, at: 'consent' | 'logout', body: Record<string, unknown>) => {
+    const row = await liveInteraction(deps, id);
+    const kind = kindOf(deps, row);
+    if (kind.answer?.at !== at) throw gone();
+    return kind.answer.decide(row, body);
+  };
+  /** An answer that ends the browser's session (a confirmed sign-out) expires its cookie too. */
+  const answered = async (request: FastifyRequest, reply: FastifyReply, result: InteractionAnswer) => {
+    const { endSession, ...body } = result;
+    if (endSession) {
+      await endSessionOfCookie(deps.db, request.headers.cookie);
+      reply.header('set-cookie', expiredCookie(SESSION_COOKIE, secure));
+    }
+    return body;
+  };
 
   const postSchema = (
     summary: string,
@@ -228,26 +183,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const id = request.params.id;
-      const { selections, tx_code, account, decision, credential_configuration_ids } = request.body;
-      if ((await liveInteraction(deps, id)).kind === 'issuance') {
-        if (selections !== undefined) throw unexpected('selections', 'a credential offer');
-        const result = await decideIssuance(issuance, id, {
-          decision,
-          tx_code,
-          account,
-          credential_configuration_ids,
-        });
-        if (result.redirectTo) return { redirect_to: result.redirectTo };
-        return resultView(result);
-      }
-      if (tx_code !== undefined) throw unexpected('tx_code', 'a presentation request');
-      if (credential_configuration_ids !== undefined) {
-        throw unexpected('credential_configuration_ids', 'a presentation request');
-      }
-      if (account !== undefined) throw unexpected('account', 'a presentation request');
-      const result = await decideConsent(wallet, id, { decision, selections });
-      return result.redirectTo ? { redirect_to: result.redirectTo } : { next: 'done' };
+      return answered(request, reply, await answer(request.params.id, 'consent', request.body));
     },
   );
 
@@ -264,11 +200,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRouteDeps> 
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const returnTo = await decideLogout(deps, request.params.id);
-      if (request.body.decision === 'stay') return { next: 'done' };
-      await endSessionOfCookie(deps.db, request.headers.cookie);
-      reply.header('set-cookie', expiredCookie(SESSION_COOKIE, secure));
-      return returnTo ? { redirect_to: returnTo } : { next: 'done' };
+      return answered(request, reply, await answer(request.params.id, 'logout', request.body));
     },
   );
 

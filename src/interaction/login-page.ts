@@ -1,3 +1,4 @@
+import type { InteractionView } from './interaction-kinds.ts';
 import { escapeHtml, jsonForScript, page, safeLink } from './page-chrome.ts';
 import type { SiweChallenge } from './siwe.ts';
 
@@ -331,4 +332,16 @@ ${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escape
 <script type="application/json" id="login-data" nonce="${nonce}">${jsonForScript(data)}</script>
 <script nonce="${nonce}">${LOGIN_PAGE_SCRIPT}</script>`;
   return page({ title: `Log in – ${input.tenantName}`, cspNonce: input.cspNonce, body });
+}
+
+/** The log-in step of any interaction that starts with one (an app's log-in, the wallet page). */
+export function renderLoginStep(view: InteractionView, cspNonce: string): string {
+  return renderLoginPage({
+    tenantName: view.client.name,
+    interactionId: view.id,
+    siwe: view.siwe,
+    csrfToken: view.csrf_token,
+    cspNonce,
+    privacyLink: view.client.privacy_link ?? undefined,
+  });
 }

@@ -79,3 +79,6 @@ export function createMailer(options: {
     ? smtpMailer(options.smtpUrl, options.log)
     : outboxMailer(options.outboxDir, options.log);
 }
+
+/** Where the mailer writes without SMTP. */
+export const outboxDir = (dataDir: string) => path.join(dataDir, 'outbox');

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { findClient } from '../clients/client-repository.ts';
 import type { WalletProvider } from '../config/wallet-provider.ts';
 import type { Database } from '../db/schema.ts';
+import { rememberNonce } from '../db/seen-once.ts';
 import { CofferError } from '../errors.ts';
 import type { OutboundClient } from '../http/outbound.ts';
 import {
@@ -16,10 +17,9 @@ import {
   liveInteraction,
   startInteraction,
 } from '../interaction/interaction-service.ts';
+import { identityOfSession } from '../interaction/session-identity.ts';
 import type { SessionRow } from '../interaction/session-repository.ts';
-import { findHolderKeys, rememberNonce } from '../oid4vp/wallet-repository.ts';
-import { identityOfSession } from '../oid4vp/wallet-service.ts';
-import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
+import { findAccountsOfIdentity, findHolderKeys, type UserIdentity } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
 import { planProofs, requestCredential } from './credential-request.ts';
 import { scheduleDeferredIssuance } from './deferred-issuances.ts';

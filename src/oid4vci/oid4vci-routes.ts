@@ -4,7 +4,7 @@ import { CofferError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
 import { sessionOfCookie } from '../interaction/session-cookie.ts';
-import { identityOfSession } from '../oid4vp/wallet-service.ts';
+import { identityOfSession } from '../interaction/session-identity.ts';
 import { findAccountsOfIdentity } from '../users/user-repository.ts';
 import { listDeferredIssuances } from './deferred-issuances.ts';
 import { renderIssuanceResult } from './issuance-page.ts';

@@ -1,30 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 
-/**
- * Remembers a verifier's nonce; false when it was seen before (a request answered once, §14.1).
- * Expired nonces of the same verifier are dropped on the way.
- */
-export async function rememberNonce(
-  db: Kysely<Database>,
-  verifier: string,
-  nonce: string,
-  nowSeconds: number,
-  lifetimeSeconds: number,
-): Promise<boolean> {
-  await db
-    .deleteFrom('verifier_nonces')
-    .where('verifier', '=', verifier)
-    .where('expires_at', '<', nowSeconds)
-    .execute();
-  const inserted = await db
-    .insertInto('verifier_nonces')
-    .values({ verifier, nonce, expires_at: nowSeconds + lifetimeSeconds })
-    .onConflict((oc) => oc.columns(['verifier', 'nonce']).doNothing())
-    .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;
-}
-
 export interface VerifierClientRow {
   client_id: number;
   name: string;
@@ -43,16 +19,6 @@ export async function findVerifierClient(
     .where('client_id', '=', clientId)
     .where('is_verifier', '=', 1)
     .executeTakeFirst();
-}
-
-/** The sealed holder keys of the given accounts. */
-export async function findHolderKeys(db: Kysely<Database>, userIds: number[]) {
-  if (userIds.length === 0) return [];
-  return db
-    .selectFrom('users')
-    .select(['user_id', 'did', 'holder_key_sealed'])
-    .where('user_id', 'in', userIds)
-    .execute();
 }
 
 /** Every credential of the given accounts in the given formats, newest first. */
@@ -78,14 +44,6 @@ export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: n
 }
 
 /** What a session's account proves about its person: its wallet and e-mail index. */
-export async function findAccountIdentifiers(db: Kysely<Database>, userId: number) {
-  return db
-    .selectFrom('users')
-    .select(['user_id', 'wallet_address', 'email_index'])
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-}
-
 /**
  * The copy of a received credential to present next (DESIGN.md, batch issuance): one never
  * presented, else the one presented longest ago; it is marked presented now. Undefined for a

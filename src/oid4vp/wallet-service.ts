@@ -3,19 +3,21 @@ import { calculateJwkThumbprint } from 'jose';
 import type { Kysely } from 'kysely';
 import { credentialContext, readPrepared } from '../credentials/credential-service.ts';
 import type { Database } from '../db/schema.ts';
+import { rememberNonce } from '../db/seen-once.ts';
 import { CofferError } from '../errors.ts';
 import type { Audience, ParsedCredential } from '../formats/credential-format.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
 import type { OutboundClient } from '../http/outbound.ts';
 import { finishInteraction } from '../interaction/interaction-repository.ts';
-import type { InteractionDeps, NewInteraction } from '../interaction/interaction-service.ts';
+import type { InteractionDeps } from '../interaction/interaction-service.ts';
 import { gone, liveInteraction, startInteraction } from '../interaction/interaction-service.ts';
+import { identityOfSession } from '../interaction/session-identity.ts';
 import type { SessionRow } from '../interaction/session-repository.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { copyKeyContext } from '../oid4vci/received-credentials.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
 import type { EncryptedStore } from '../storage/index.ts';
-import { findAccountsOfIdentity } from '../users/user-repository.ts';
+import { findAccountsOfIdentity, findHolderKeys } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
 import { type CredentialRef, recordHistory, typesOf } from '../wallet/wallet-history.ts';
 import {
@@ -40,13 +42,7 @@ import {
   TRANSACTION_DATA_FORMATS,
   transactionDataClaims,
 } from './transaction-data.ts';
-import {
-  findAccountIdentifiers,
-  findCredentialsOfAccounts,
-  findHolderKeys,
-  rememberNonce,
-  takeCopy,
-} from './wallet-repository.ts';
+import { findCredentialsOfAccounts, takeCopy } from './wallet-repository.ts';
 
 export interface WalletDeps {
   db: Kysely<Database>;
@@ -104,20 +100,6 @@ async function answerWithError(
       message: `${error.message}; and ${failure.message}.`,
     };
   }
-}
-
-/** The identity a live session proved: its account's wallet (wallet log-in) or e-mail (e-mail log-in). */
-export async function identityOfSession(
-  deps: Pick<WalletDeps, 'db'>,
-  session: SessionRow | undefined,
-): Promise<NewInteraction['identity']> {
-  if (!session) return undefined;
-  const account = await findAccountIdentifiers(deps.db, session.user_id);
-  if (!account) return undefined;
-  const wallet = session.login_type === 'wallet' ? account.wallet_address : null;
-  const emailIndex = session.login_type === 'email' ? account.email_index : null;
-  if (!wallet && !emailIndex) return undefined;
-  return { wallet, emailIndex, userId: account.user_id };
 }
 
 /**

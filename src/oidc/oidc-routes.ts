@@ -5,11 +5,7 @@ import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import { expiredCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
-import {
-  type InteractionDeps,
-  startInteraction,
-  startLoginInteraction,
-} from '../interaction/interaction-service.ts';
+import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
 import { renderErrorPage, renderSignedOutPage, startPage } from '../interaction/page-chrome.ts';
 import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from '../interaction/session-cookie.ts';
 import type { EncryptedStore } from '../storage/index.ts';
@@ -21,6 +17,8 @@ import { clientCredentialsOf } from './client-authentication.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
 import { currentDpopNonce, dpopHeaderOf } from './dpop.ts';
 import { type EndSessionParameters, endSession } from './end-session.ts';
+import { startLoginInteraction } from './login-kind.ts';
+import type { LogoutParams } from './logout-kind.ts';
 import {
   EndSessionParams,
   PushedRequestBody,
@@ -305,7 +303,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
       const interactionId = await startInteraction(deps.interactions, {
         kind: 'logout',
         clientId: outcome.clientId,
-        params: JSON.stringify({ returnTo: outcome.returnTo, clientName: outcome.clientName }),
+        params: JSON.stringify({
+          returnTo: outcome.returnTo,
+          clientName: outcome.clientName,
+        } satisfies LogoutParams),
       });
       return reply.redirect(`/interaction/${interactionId}`, 303);
     }

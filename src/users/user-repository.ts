@@ -183,3 +183,22 @@ export async function findAccountsOfIdentity(
     .limit(50)
     .execute();
 }
+
+/** What a session proved of its account: the wallet address and the e-mail blind index. */
+export async function findAccountIdentifiers(db: Kysely<Database>, userId: number) {
+  return db
+    .selectFrom('users')
+    .select(['user_id', 'wallet_address', 'email_index'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/** The sealed holder keys of the given accounts. */
+export async function findHolderKeys(db: Kysely<Database>, userIds: number[]) {
+  if (userIds.length === 0) return [];
+  return db
+    .selectFrom('users')
+    .select(['user_id', 'did', 'holder_key_sealed'])
+    .where('user_id', 'in', userIds)
+    .execute();
+}

@@ -1,0 +1,69 @@
+import { findClient } from '../clients/client-repository.ts';
+import type { FinishedLogin, InteractionKind, LoginProof } from '../interaction/interaction-kinds.ts';
+import { finishInteraction, type InteractionRow } from '../interaction/interaction-repository.ts';
+import {
+  authTimeNow,
+  gone,
+  type InteractionDeps,
+  SESSION_TTL_MS,
+  startInteraction,
+  startSession,
+} from '../interaction/interaction-service.ts';
+import { renderLoginStep } from '../interaction/login-page.ts';
+import { startPage } from '../interaction/page-chrome.ts';
+import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
+import { type AuthorizationRequest, authorizationResponse, issueAuthorizationCode } from './authorization.ts';
+
+/** The tenant a client's users belong to: the client itself (a sub-client is its own tenant). */
+function tenantOfClient(row: InteractionRow): number {
+  if (row.client_id === null) throw gone();
+  return row.client_id;
+}
+
+/**
+ * An app's log-in (`GET /v2/openidc/authorize` without a session): the person logs in to the
+ * client's tenant, signed up there when unknown, and the browser goes back with a code.
+ */
+export function loginKind(deps: InteractionDeps): InteractionKind {
+  return {
+    name: 'login',
+    tenantLogin: true,
+    async asker(row) {
+      const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
+      if (!client) throw gone();
+      return { client_id: client.client_id, name: client.name, privacy_link: client.privacy_link };
+    },
+    async logIn(row: InteractionRow, proof: LoginProof): Promise<FinishedLogin> {
+      const tenant = tenantOfClient(row);
+      const user =
+        proof.method === 'wallet'
+          ? await logInWithWallet(deps.users, tenant, proof.address, proof.chainId)
+          : await logInWithEmail(deps.users, tenant, proof.email);
+      const authTime = authTimeNow(deps);
+      const finished = await finishInteraction(deps.db, row.id, {
+        user_id: user.user_id,
+        login_type: proof.method,
+        auth_time: authTime,
+      });
+      if (!finished) throw gone();
+      const request = JSON.parse(row.params) as AuthorizationRequest;
+      const sessionId = await startSession(deps, user, proof.method, authTime);
+      const grant = { loginType: proof.method, authTime };
+      const code = await issueAuthorizationCode(deps.db, request, user, grant, authTime);
+      return {
+        redirectTo: authorizationResponse(request, deps.config.publicUrl, { code }),
+        sessionId,
+        sessionMaxAgeSeconds: SESSION_TTL_MS / 1000,
+      };
+    },
+    render: async (view, reply) => renderLoginStep(view, startPage(reply)),
+  };
+}
+
+export function startLoginInteraction(deps: InteractionDeps, request: AuthorizationRequest): Promise<string> {
+  return startInteraction(deps, {
+    kind: 'login',
+    clientId: request.clientId,
+    params: JSON.stringify(request),
+  });
+}
