@@ -8,8 +8,10 @@ import type { Config } from './config/config.ts';
 import { loadTrustAnchors } from './config/trust-anchors.ts';
 import { loadVerifierAttestationIssuers } from './config/verifier-attestation-issuers.ts';
 import { loadWalletProvider } from './config/wallet-provider.ts';
+import type { DeletionDeps } from './credentials/credential-deletion.ts';
 import { createCredentialInserter } from './credentials/credential-repository.ts';
 import { credentialRoutes } from './credentials/credential-routes.ts';
+import type { RecordHistory } from './credentials/history-events.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { CofferError } from './errors.ts';
 import { createPooledOperations } from './formats/ldp-vc/bbs-2023/crypto-pool.ts';
@@ -38,6 +40,7 @@ import { createMailer, type Mailer, outboxDir } from './mail/mailer.ts';
 import { startDeferredPoller } from './oid4vci/deferred-issuances.ts';
 import { issuanceKind } from './oid4vci/issuance-kind.ts';
 import type { IssuanceDeps } from './oid4vci/issuance-service.ts';
+import { notifyDeletion } from './oid4vci/notifications.ts';
 import { oid4vciRoutes } from './oid4vci/oid4vci-routes.ts';
 import { SELF_ISSUED_AUDIENCE } from './oid4vp/authorization-request.ts';
 import { consentKind } from './oid4vp/consent-kind.ts';
@@ -60,7 +63,7 @@ import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
 import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
-import type { DeletionDeps } from './wallet/credential-deletion.ts';
+import { recordHistory } from './wallet/wallet-history.ts';
 import { walletKind } from './wallet/wallet-kind.ts';
 import { walletRoutes } from './wallet/wallet-routes.ts';
 
@@ -254,9 +257,16 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const deletion: DeletionDeps = {
     db: database.db,
     store,
-    cipher,
-    notifications: { outbound, config: { clientId: config.oid4vciClientId }, log: app.log },
+    log: app.log,
+    notifyIssuer: notifyDeletion({
+      outbound,
+      cipher,
+      config: { clientId: config.oid4vciClientId },
+      log: app.log,
+    }),
   };
+  // The wallet history is written by the store, OpenID4VCI and OpenID4VP, and read by the wallet page.
+  const recordWalletHistory: RecordHistory = (entries) => recordHistory({ db: database.db, cipher }, entries);
   const status = createStatusChecker({
     outbound,
     now: () => new Date(),
@@ -272,13 +282,14 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       insertCredential: createCredentialInserter(database.db, database.dialect),
       formats,
       issuerTrustAnchors,
-      cipher,
+      recordHistory: recordWalletHistory,
     },
     bearer: { db: database.db, keys, issuer: config.publicUrl, dpop },
   });
 
   const wallet: WalletDeps = {
     status,
+    recordHistory: recordWalletHistory,
     db: database.db,
     store,
     cipher,
@@ -299,6 +310,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   };
   const issuance: IssuanceDeps = {
     db: database.db,
+    recordHistory: recordWalletHistory,
     store,
     cipher,
     formats,
@@ -329,7 +341,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(oid4vpRoutes, wallet);
   await app.register(oid4vciRoutes, issuance);
   await app.register(walletRoutes, {
-    wallet: { ...deletion, formats, issuerTrustAnchors, status, now: () => new Date() },
+    wallet: { ...deletion, cipher, formats, issuerTrustAnchors, status, now: () => new Date() },
     interactions,
     pageTokenKey: deriveKey(context.masterKey, 'wallet-page-token/v1'),
   });

@@ -1,16 +1,18 @@
 import type { JsonWebKey } from 'node:crypto';
 import type { Request } from 'autocannon';
 import { fastBbs } from '../../src/bbs/index.ts';
-import { inProcessOperations } from '../../src/formats/ldp-vc/bbs-2023/operations.ts';
-import type { SecuredDocument } from '../../src/formats/ldp-vc/bbs-2023/shared.ts';
-import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
 import { createCredentialInserter } from '../../src/credentials/credential-repository.ts';
 import type { StoreCredentialBody } from '../../src/credentials/credential-schemas.ts';
 import { storeCredential } from '../../src/credentials/credential-service.ts';
+import type { HistoryEntry } from '../../src/credentials/history-events.ts';
+import { inProcessOperations } from '../../src/formats/ldp-vc/bbs-2023/operations.ts';
+import type { SecuredDocument } from '../../src/formats/ldp-vc/bbs-2023/shared.ts';
+import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
 import { createFormatRegistry } from '../../src/formats/registry.ts';
 import { deriveKey } from '../../src/keys/derive-key.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
+import { recordHistory } from '../../src/wallet/wallet-history.ts';
 import {
   BENCH_CONTEXT,
   BENCH_CONTEXT_URL,
@@ -66,7 +68,8 @@ async function prepareHolder(server: BenchServer): Promise<Holder> {
           insertCredential: createCredentialInserter(state.database.db, state.database.dialect),
           formats: createFormatRegistry({ operations, jsonLd: benchJsonLd }),
           issuerTrustAnchors: [],
-          cipher: createFieldCipher(masterKey),
+          recordHistory: (entries: HistoryEntry[]) =>
+            recordHistory({ db: state.database.db, cipher: createFieldCipher(masterKey) }, entries),
         };
         const caller = { clientId: seeded.client.client_id, isMaster: false, parentId: null };
         for (const vc of credentials) {

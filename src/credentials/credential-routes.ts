@@ -3,8 +3,7 @@ import { Type } from 'typebox';
 import { callerOf, requireApiToken } from '../clients/api-auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { type BearerDeps, bearerOf, requireBearer } from '../oidc/bearer.ts';
-import type { DeletionDeps } from '../wallet/credential-deletion.ts';
-import { deleteUserCredential } from '../wallet/wallet-service.ts';
+import { type DeletionDeps, deleteUserCredential } from './credential-deletion.ts';
 import {
   CredentialListEnvelope,
   PresentationBody,

@@ -16,11 +16,9 @@ import type { Bbs2023Operations } from '../formats/ldp-vc/bbs-2023/operations.ts
 import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
 import { checkPointer, disclosedPointers } from '../formats/ldp-vc/ldp-vc-rules.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
-import type { FieldCipher } from '../keys/field-cipher.ts';
 import { didKeyFromEd25519PublicKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '../users/user-repository.ts';
-import { recordHistory, typesOf } from '../wallet/wallet-history.ts';
 import {
   type CredentialInserter,
   type CredentialRow,
@@ -34,6 +32,7 @@ import type {
   StoreCredentialBody,
   StoredVc,
 } from './credential-schemas.ts';
+import { type RecordHistory, typesOf } from './history-events.ts';
 
 export interface CredentialDeps {
   db: Kysely<Database>;
@@ -47,8 +46,8 @@ export interface CredentialDeps {
   formats: FormatRegistry;
   /** ISSUER_TRUST_ANCHORS: issuer certificates that chain to one are marked trusted. */
   issuerTrustAnchors: X509Certificate[];
-  /** Seals the wallet history's arrival events. */
-  cipher: FieldCipher;
+  /** The wallet history's arrival events (wallet/wallet-history.ts). */
+  recordHistory: RecordHistory;
   now?: () => Date;
 }
 
@@ -227,7 +226,7 @@ export async function storeCredential(
     if (winner) return same(winner);
     throw error;
   }
-  await recordHistory(deps, [
+  await deps.recordHistory([
     {
       account: user,
       event: {

@@ -1,6 +1,8 @@
 import type { JsonWebKey } from 'node:crypto';
 import type { IssuerMetadataResult } from '@openid4vc/openid4vci';
+import { notificationContext } from '../credentials/held-credential-contexts.ts';
 import type { OutboundClient } from '../http/outbound.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
 import {
   dpopOptions,
   type IssuanceToken,
@@ -105,4 +107,19 @@ export async function sendDeletedNotification(
     dpop: record.dpop_key ? { key: issuanceKeyOf(record.dpop_key), nonce: undefined } : null,
   };
   await sendNotification(deps, metadata, token, record.notification_id, 'credential_deleted');
+}
+
+/**
+ * The deletion side's notifier (credentials/credential-deletion.ts): the sealed record kept with
+ * a received credential, sent as `credential_deleted`.
+ */
+export function notifyDeletion(deps: NotificationDeps & { cipher: FieldCipher }) {
+  return async (row: { did: string; credential_id: string; notification_sealed: string | null }) => {
+    if (!row.notification_sealed) return;
+    const record = JSON.parse(
+      deps.cipher.decrypt(row.notification_sealed, notificationContext(row.did, row.credential_id)),
+    ) as Partial<NotificationRecord>;
+    // Records kept before the endpoint was remembered cannot be sent.
+    if (record.notification_endpoint) await sendDeletedNotification(deps, record as NotificationRecord);
+  };
 }

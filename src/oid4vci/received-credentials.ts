@@ -2,6 +2,12 @@ import type { JsonWebKey, X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { insertReceivedCredential } from '../credentials/credential-repository.ts';
 import { contentHash, credentialContext, readable } from '../credentials/credential-service.ts';
+import {
+  copyKeyContext,
+  issuerDisplayContext,
+  notificationContext,
+} from '../credentials/held-credential-contexts.ts';
+import { type RecordHistory, typesOf } from '../credentials/history-events.ts';
 import { isUniqueViolation, now } from '../db/dialect.ts';
 import type { Database } from '../db/schema.ts';
 import { type FormatId, type ParsedCredential, rejected } from '../formats/credential-format.ts';
@@ -9,8 +15,6 @@ import type { FormatRegistry } from '../formats/registry.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import type { UserIdentity } from '../users/user-repository.ts';
-import { notificationContext } from '../wallet/credential-deletion.ts';
-import { recordHistory, typesOf } from '../wallet/wallet-history.ts';
 import type { IssuerDisplay } from './issuance-offer.ts';
 import { type IssuanceKey, privateJwkOf } from './issuer-client.ts';
 
@@ -21,6 +25,8 @@ export interface ReceivedStoreDeps {
   formats: FormatRegistry;
   contentKey: Uint8Array;
   issuerTrustAnchors: X509Certificate[];
+  /** The wallet history's arrival events (wallet/wallet-history.ts). */
+  recordHistory: RecordHistory;
   now: () => Date;
 }
 
@@ -35,13 +41,6 @@ export interface ReceivedCredential {
   format: FormatId;
   type: string | string[];
 }
-
-/** The associated data of a received credential's sealed issuer display. */
-export const issuerDisplayContext = (did: string, credentialId: string) =>
-  `credentials/${did}/${credentialId}/issuer_display`;
-
-/** The associated data that binds a copy's sealed holder key to its account and block. */
-export const copyKeyContext = (did: string, cid: string) => `credential-copies/${did}/${cid}/holder_key`;
 
 const sameKey = (a: JsonWebKey, b: JsonWebKey) =>
   a.kty === b.kty && a.crv === b.crv && a.x === b.x && (a.y ?? null) === (b.y ?? null);
@@ -142,7 +141,7 @@ export async function storeReceivedCredential(
     if (isUniqueViolation(error)) throw rejected(`this wallet already holds credential ${first.summary.id}`);
     throw error;
   }
-  await recordHistory(deps, [
+  await deps.recordHistory([
     {
       account,
       event: {

@@ -2,6 +2,8 @@ import type { JsonWebKey, X509Certificate } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import type { Kysely } from 'kysely';
 import { credentialContext, readPrepared } from '../credentials/credential-service.ts';
+import { copyKeyContext } from '../credentials/held-credential-contexts.ts';
+import { type CredentialRef, type RecordHistory, typesOf } from '../credentials/history-events.ts';
 import type { Database } from '../db/schema.ts';
 import { rememberNonce } from '../db/seen-once.ts';
 import { CofferError } from '../errors.ts';
@@ -14,12 +16,10 @@ import { gone, liveInteraction, startInteraction } from '../interaction/interact
 import { identityOfSession } from '../interaction/session-identity.ts';
 import type { SessionRow } from '../interaction/session-repository.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
-import { copyKeyContext } from '../oid4vci/received-credentials.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findAccountsOfIdentity, findHolderKeys } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
-import { type CredentialRef, recordHistory, typesOf } from '../wallet/wallet-history.ts';
 import {
   type AuthorizationRequestDeps,
   type ErrorReturn,
@@ -57,6 +57,8 @@ export interface WalletDeps {
   interactions: InteractionDeps;
   /** Revoked and suspended credentials are never offered (DESIGN.md, The person's wallet). */
   status: StatusChecker;
+  /** The wallet history's presentation events (wallet/wallet-history.ts). */
+  recordHistory: RecordHistory;
 }
 
 /**
@@ -514,8 +516,7 @@ async function recordPresentations(
     client_id: request.verifier.clientId,
     certificate_subject: request.verifier.certificate?.subject ?? null,
   };
-  await recordHistory(
-    deps,
+  await deps.recordHistory(
     shared.map(({ account, credential, claims }) => ({
       account,
       event: {

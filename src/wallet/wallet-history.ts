@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { HistoryEntry, HistoryEvent } from '../credentials/history-events.ts';
 import type { Database } from '../db/schema.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 
@@ -9,33 +10,6 @@ import type { FieldCipher } from '../keys/field-cipher.ts';
  * the associated data), so a row read into another account does not decrypt.
  */
 
-export interface CredentialRef {
-  id: string;
-  format: string;
-  types: string[];
-}
-
-export interface PresentationEvent {
-  kind: 'presentation';
-  at: string;
-  credential: CredentialRef;
-  verifier: { name: string; client_id: string; certificate_subject: string | null };
-  /** The claims paths disclosed, as the request named them. */
-  claims: unknown[][];
-  outcome: 'delivered' | 'failed';
-  reason?: string;
-}
-
-export interface ArrivalEvent {
-  kind: 'arrival';
-  at: string;
-  credential: CredentialRef;
-  /** An API client of a tenant, or a credential issuer by OpenID4VCI. */
-  from: { name: string; via: 'api' | 'oid4vci'; identifier: string };
-}
-
-export type HistoryEvent = PresentationEvent | ArrivalEvent;
-
 const historyContext = (did: string) => `wallet-history/${did}`;
 
 /** How much history the page shows; older events stay in the database. */
@@ -44,7 +18,7 @@ export const HISTORY_SHOWN = 200;
 /** Events of one or several accounts, written in one statement. */
 export async function recordHistory(
   deps: { db: Kysely<Database>; cipher: FieldCipher },
-  entries: Array<{ account: { user_id: number; did: string }; event: HistoryEvent }>,
+  entries: HistoryEntry[],
 ): Promise<void> {
   if (entries.length === 0) return;
   await deps.db
@@ -81,6 +55,3 @@ export async function readHistory(
       ) as HistoryEvent,
   );
 }
-
-export const typesOf = (type: string | string[]) =>
-  (Array.isArray(type) ? type : [type]).filter((t) => t !== 'VerifiableCredential');

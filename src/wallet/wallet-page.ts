@@ -1,5 +1,5 @@
+import type { HistoryEvent } from '../credentials/history-events.ts';
 import { escapeHtml, jsonForScript, page } from '../interaction/page-chrome.ts';
-import type { HistoryEvent } from './wallet-history.ts';
 import type { WalletCredential, WalletView } from './wallet-service.ts';
 
 /**

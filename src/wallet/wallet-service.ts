@@ -1,24 +1,28 @@
 import type { X509Certificate } from 'node:crypto';
+import { type DeletionDeps, deleteCredential } from '../credentials/credential-deletion.ts';
 import { credentialContext } from '../credentials/credential-service.ts';
-import { notFound } from '../errors.ts';
-import type { CredentialSummary, ParseContext } from '../formats/credential-format.ts';
-import type { FormatRegistry } from '../formats/registry.ts';
-import type { IssuerDisplay } from '../oid4vci/issuance-offer.ts';
-import { issuerDisplayContext } from '../oid4vci/received-credentials.ts';
-import type { StatusChecker, StatusOutcome } from '../status/status-checker.ts';
-import type { UserIdentity } from '../users/user-repository.ts';
-import { type ClaimLine, claimLines } from './claim-lines.ts';
-import { type DeletionDeps, deleteCredential } from './credential-deletion.ts';
-import { type HistoryEvent, readHistory, typesOf } from './wallet-history.ts';
+import { issuerDisplayContext } from '../credentials/held-credential-contexts.ts';
 import {
   findClientNames,
   findWalletCredential,
   findWalletCredentials,
   type WalletCredentialRow,
-} from './wallet-repository.ts';
+} from '../credentials/held-credential-repository.ts';
+import { type HistoryEvent, typesOf } from '../credentials/history-events.ts';
+import { notFound } from '../errors.ts';
+import type { CredentialSummary, ParseContext } from '../formats/credential-format.ts';
+import type { FormatRegistry } from '../formats/registry.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
+import type { IssuerDisplay } from '../oid4vci/issuance-offer.ts';
+import type { StatusChecker, StatusOutcome } from '../status/status-checker.ts';
+import type { UserIdentity } from '../users/user-repository.ts';
+import { type ClaimLine, claimLines } from './claim-lines.ts';
+import { readHistory } from './wallet-history.ts';
 
 /** What the person's page reads with; oid4vp/wallet-service.ts has the presentations' own. */
 export interface WalletPageDeps extends DeletionDeps {
+  /** Opens the sealed issuer displays and the history. */
+  cipher: FieldCipher;
   formats: FormatRegistry;
   issuerTrustAnchors: X509Certificate[];
   status: StatusChecker;
@@ -146,17 +150,6 @@ export async function deleteWalletCredential(
     accounts.map((a) => a.user_id),
     { credentialPk },
   );
-  if (!row) throw notFound('The credential');
-  await deleteCredential(deps, row);
-}
-
-/** DELETE /v1/openidc/credentials/{id}: the access token's user's credential of that id. */
-export async function deleteUserCredential(
-  deps: DeletionDeps,
-  user: UserIdentity,
-  credentialId: string,
-): Promise<void> {
-  const row = await findWalletCredential(deps.db, [user.user_id], { credentialId });
   if (!row) throw notFound('The credential');
   await deleteCredential(deps, row);
 }
