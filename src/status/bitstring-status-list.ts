@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
-import type { StatusOutcome } from './status-checker.ts';
+import type { StatusOutcome } from './status-list-shared.ts';
 import {
   CLOCK_SKEW_MS,
   COMPACT_JWS,

@@ -11,7 +11,7 @@ import {
   readListCredential,
 } from './bitstring-status-list.ts';
 import { createStatusCache, type Loaded } from './status-cache.ts';
-import { StatusListError, verificationKey } from './status-list-shared.ts';
+import { StatusListError, type StatusOutcome, verificationKey } from './status-list-shared.ts';
 import {
   TOKEN_LIST_MEDIA_TYPE,
   type TokenStatusList,
@@ -25,13 +25,7 @@ import {
  * is shown on the page and does not block a presentation, whose verifier checks status itself.
  */
 
-export type CredentialStatusState = 'valid' | 'revoked' | 'suspended' | 'unknown';
-
-export interface StatusOutcome {
-  state: CredentialStatusState;
-  /** Why the state is unknown, for the page. */
-  reason?: string;
-}
+export type { CredentialStatusState, StatusOutcome } from './status-list-shared.ts';
 
 export interface StatusCheckerDeps {
   /** Fetches under the outbound rules (https, no private targets unless allowed). */

@@ -2,6 +2,14 @@ import { createPublicKey, KeyObject } from 'node:crypto';
 import type { inflateSync } from 'node:zlib';
 import type { IssuerPublicKey } from '../formats/credential-format.ts';
 
+export type CredentialStatusState = 'valid' | 'revoked' | 'suspended' | 'unknown';
+
+export interface StatusOutcome {
+  state: CredentialStatusState;
+  /** Why the state is unknown, for the page. */
+  reason?: string;
+}
+
 /** Why a status list cannot be used; the message completes "status unknown (…)" on the page. */
 export class StatusListError extends Error {
   override readonly name = 'StatusListError';

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader } from 'jose';
-import type { StatusOutcome } from './status-checker.ts';
+import type { StatusOutcome } from './status-list-shared.ts';
 import {
   COMPACT_JWS,
   checkNotExpired,
