@@ -36,6 +36,7 @@ import { deriveKey } from './keys/derive-key.ts';
 import { createFieldCipher } from './keys/field-cipher.ts';
 import { hashSecret } from './keys/secrets.ts';
 import { createKeyRing } from './keys/signing-keys.ts';
+import { isTerminal, logFormatOf, prettyLogStream } from './log-format.ts';
 import { createMailer, type Mailer, outboxDir } from './mail/mailer.ts';
 import { startDeferredPoller } from './oid4vci/deferred-issuances.ts';
 import { issuanceKind } from './oid4vci/issuance-kind.ts';
@@ -110,14 +111,18 @@ const REDACT = [
   '*.password',
 ];
 
+/** pino's options; in the pretty format its JSON lines (redacted) pass through prettyLogStream. */
 export function loggerOptions(
   config: Config,
   stream?: NodeJS.WritableStream,
 ): FastifyServerOptions['logger'] {
+  const destination = stream ?? process.stdout;
+  const pretty = logFormatOf(config, destination) === 'pretty';
+  const colours = isTerminal(destination) && !process.env['NO_COLOR'];
   return {
     level: config.logLevel,
     redact: { paths: REDACT, censor: '[redacted]' },
-    ...(stream ? { stream } : {}),
+    ...(pretty ? { stream: prettyLogStream(destination, { colours }) } : stream ? { stream } : {}),
   };
 }
 

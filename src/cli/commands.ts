@@ -37,11 +37,11 @@ export const USAGE = `Usage: coffer <command> [options]
 
   client create --name NAME [--master] [--parent ID] [--redirect-uri URI]...
                 [--post-logout-redirect-uri URI]... [--verifier] [--public]
-                [--grant refresh_token]... [--dpop-bound] [--require-par] [--json]
+                [--grant refresh_token]... [--[no-]dpop-bound] [--[no-]require-par] [--json]
   client set ID [--from-email E] [--esp-token T] [--recaptcha-key K] [--recaptcha-threshold X]
                 [--recaptcha-enabled true|false] [--privacy-link URL] [--redirect-uri URI]...
                 [--post-logout-redirect-uri URI]... [--verifier-metadata FILE]
-                [--grant GRANT]... [--dpop-bound true|false] [--require-par true|false] [--json]
+                [--grant GRANT]... [--[no-]dpop-bound] [--[no-]require-par] [--json]
   client secret-rotate ID [--json]
   token create --client ID [--json]
   token revoke TOKEN [--json]
@@ -51,6 +51,8 @@ export const USAGE = `Usage: coffer <command> [options]
   wallet-provider create --dir DIR [--name NAME] [--json]
                 (a development key and self-signed chain for WALLET_PROVIDER_KEY and
                  WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)
+
+--dpop-bound and --require-par also take a value: --dpop-bound true|false, --require-par=false.
 
 Configuration comes from the same environment variables as the server (DATA_DIR, DATABASE_URL, MASTER_KEY, …).`;
 
@@ -63,13 +65,65 @@ function clientId(raw: string | undefined, what: string): number {
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
+/**
+ * Switches, which DESIGN.md documents bare (`--dpop-bound`), negated (`--no-dpop-bound`) and with
+ * a value (`--dpop-bound true|false`, `--dpop-bound=false`): parseArgs takes an option as a
+ * boolean or as a string, not both, so each is two booleans, NAME and no-NAME, and `parse`
+ * rewrites the value forms to them. `switchValue` reads the result.
+ */
+function switchOptions(...names: string[]): ParseArgsOptionsConfig {
+  return Object.fromEntries(
+    names.flatMap((name) => [
+      [name, { type: 'boolean' }],
+      [`no-${name}`, { type: 'boolean' }],
+    ]),
+  );
+}
+
+/** The relying-party switches of `client create` and `client set`. */
+const RELYING_PARTY_SWITCHES = switchOptions('dpop-bound', 'require-par');
+
+/** `--NAME true`, `--NAME=true` → `--NAME`; `--NAME false`, `--NAME=false` → `--no-NAME`. */
+function spellSwitches(args: string[], options: ParseArgsOptionsConfig): string[] {
+  const isSwitch = (name: string) => options[name]?.type === 'boolean' && options[`no-${name}`] !== undefined;
+  const spelled: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      spelled.push(...args.slice(i));
+      break;
+    }
+    const equals = arg.indexOf('=');
+    const name = arg.startsWith('--') ? arg.slice(2, equals === -1 ? undefined : equals) : '';
+    if (!isSwitch(name)) {
+      spelled.push(arg);
+      continue;
+    }
+    let value = equals === -1 ? undefined : arg.slice(equals + 1);
+    if (value === undefined && (args[i + 1] === 'true' || args[i + 1] === 'false')) value = args[++i];
+    if (value !== undefined && value !== 'true' && value !== 'false') {
+      throw new UsageError(`--${name} must be true or false`);
+    }
+    spelled.push(value === 'false' ? `--no-${name}` : `--${name}`);
+  }
+  return spelled;
+}
+
+/** A switch's value: true, false (`--no-NAME`), or undefined when not given. */
+function switchValue(values: Values, name: string): boolean | undefined {
+  const on = values[name] === true;
+  const off = values[`no-${name}`] === true;
+  if (on && off) throw new UsageError(`--${name} and --no-${name} contradict each other`);
+  return on ? true : off ? false : undefined;
+}
+
 export function parse(
   args: string[],
   options: ParseArgsOptionsConfig,
 ): { values: Values; positionals: string[] } {
   try {
     const parsed = parseArgs({
-      args,
+      args: spellSwitches(args, options),
       options: { ...options, json: { type: 'boolean' } },
       allowPositionals: true,
       strict: true,
@@ -111,8 +165,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         verifier: { type: 'boolean' },
         public: { type: 'boolean' },
         grant: { type: 'string', multiple: true },
-        'dpop-bound': { type: 'boolean' },
-        'require-par': { type: 'boolean' },
+        ...RELYING_PARTY_SWITCHES,
       });
       if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
       if (typeof values.name !== 'string') throw new UsageError('--name is required');
@@ -125,8 +178,8 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         verifier: values.verifier === true,
         public: values.public === true,
         grantTypes: (values.grant as string[] | undefined) ?? [],
-        dpopBound: values['dpop-bound'] === true,
-        requirePar: values['require-par'] === true,
+        dpopBound: switchValue(values, 'dpop-bound') === true,
+        requirePar: switchValue(values, 'require-par') === true,
       });
       const secretLine =
         created.client_secret === null
@@ -149,10 +202,10 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         'post-logout-redirect-uri': { type: 'string', multiple: true },
         'verifier-metadata': { type: 'string' },
         grant: { type: 'string', multiple: true },
-        'dpop-bound': { type: 'string' },
-        'require-par': { type: 'string' },
+        ...RELYING_PARTY_SWITCHES,
       });
       const id = clientId(positionals[0], 'client ID');
+      if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
       const metadataFile = values['verifier-metadata'] as string | undefined;
       const verifierMetadata =
         metadataFile === undefined ? undefined : checkVerifierMetadata(await readText(metadataFile));
@@ -172,8 +225,8 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         postLogoutRedirectUris: values['post-logout-redirect-uri'] as string[] | undefined,
         verifierMetadata,
         grantTypes: values.grant as string[] | undefined,
-        dpopBound: trueOrFalse(values, 'dpop-bound'),
-        requirePar: trueOrFalse(values, 'require-par'),
+        dpopBound: switchValue(values, 'dpop-bound'),
+        requirePar: switchValue(values, 'require-par'),
       });
       return { json: { client_id: id, updated: true }, text: `Updated client ${id}.` };
     }

@@ -14,6 +14,7 @@ export class ConfigError extends Error {
 export type Environment = 'development' | 'production';
 export type StorageBackend = 'fs' | 'kubo';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type LogFormat = 'json' | 'pretty';
 
 export interface Config {
   environment: Environment;
@@ -43,6 +44,8 @@ export interface Config {
   /** Transaction data types (OpenID4VP §5.1) the person may be asked to confirm; none by default. */
   transactionDataTypes: string[];
   logLevel: LogLevel;
+  /** LOG_FORMAT; when unset, pretty for development on a terminal and JSON otherwise (src/log-format.ts). */
+  logFormat: LogFormat | undefined;
   bodyLimit: number;
   /** Requests per minute per API token (or per address when none is sent); 0 turns the limit off. */
   apiRateLimit: number;
@@ -177,6 +180,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const logFormat = (env['LOG_FORMAT'] || undefined) as LogFormat | undefined;
+  if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty') {
+    throw new ConfigError('LOG_FORMAT', `must be json or pretty, got "${logFormat}"`);
+  }
   const bodyLimit = readInteger(env, 'BODY_LIMIT', 256 * 1024, 1024, 16 * 1024 * 1024);
   const apiRateLimit = readInteger(env, 'API_RATE_LIMIT', 6000, 0, 100_000_000);
   const cryptoThreads = readInteger(env, 'CRYPTO_THREADS', Math.min(availableParallelism(), 64), 0, 64);
@@ -233,6 +240,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     verifierAttestationIssuers,
     transactionDataTypes,
     logLevel,
+    logFormat,
     bodyLimit,
     apiRateLimit,
     cryptoThreads,

@@ -16,6 +16,7 @@ import type { Bbs2023Operations } from '../formats/ldp-vc/bbs-2023/operations.ts
 import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
 import { checkPointer, disclosedPointers } from '../formats/ldp-vc/ldp-vc-rules.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
+import { SHAPE_DESCRIPTIONS, shapeOf } from '../formats/value-shape.ts';
 import { didKeyFromEd25519PublicKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserByDid, findUsersByWalletInTenantsOf, type UserIdentity } from '../users/user-repository.ts';
@@ -127,20 +128,28 @@ const holderOf = (deps: CredentialDeps, caller: ApiCaller, holder: HolderReferen
   holder.kind === 'did' ? subjectOf(deps, caller, holder.did) : keyHolderOf(deps, holder.jwk);
 
 /**
- * The format of a store body: as named (it must fit the value: an object for ldp_vc, a compact
- * string for the others), else recognised by the value's shape.
+ * The format of a store body: as named (the value must have its shape, value-shape.ts; any
+ * other is 400, whatever it decodes to), else recognised by the value's shape.
  */
 function formatOfBody(deps: CredentialDeps, body: StoreCredentialBody): CredentialFormat {
-  const isObject = typeof body.vc === 'object';
   if (body.format !== undefined) {
-    if ((body.format === 'ldp_vc') !== isObject) {
+    const format = deps.formats.get(body.format);
+    const shape = shapeOf(body.vc);
+    if (shape !== format.shape) {
+      const formatsOfShape = deps.formats.all
+        .filter((other) => other.shape === shape)
+        .map((other) => other.id);
+      const given =
+        shape === null
+          ? 'has the shape of no credential format'
+          : `is ${SHAPE_DESCRIPTIONS[shape]}${formatsOfShape.length > 0 ? `, the shape of ${formatsOfShape.join(' or ')}` : ''}`;
       throw new CofferError(
         'invalid_request',
-        `vc does not fit format ${body.format}: ${body.format === 'ldp_vc' ? 'an ldp_vc credential is a JSON object' : `a ${body.format} credential is a string`}.`,
+        `vc does not fit format ${format.id}, which takes ${SHAPE_DESCRIPTIONS[format.shape]}: vc ${given}.`,
         { details: [{ path: '/body/format', message: `does not fit the value of vc` }] },
       );
     }
-    return deps.formats.get(body.format);
+    return format;
   }
   const format = deps.formats.recognise(body.vc);
   if (!format) {

@@ -1,5 +1,6 @@
 import type { JsonWebKey, KeyObject, X509Certificate } from 'node:crypto';
 import { CofferError } from '../errors.ts';
+import type { ValueShape } from './value-shape.ts';
 
 /**
  * The one interface every credential format implements (DESIGN.md, Credential formats). The
@@ -132,6 +133,8 @@ export interface CredentialFormat {
   readonly id: FormatId;
   /** True when everything is disclosed whatever is asked (jwt_vc_json); the consent says so. */
   readonly disclosesEverything: boolean;
+  /** The syntax of this format's values; a value of another shape does not fit it (400). */
+  readonly shape: ValueShape;
   /** Whether a value sent without `format` has this format's shape. */
   recognises(value: unknown): boolean;
   /** Parses a value sent to the store; throws 400 (shape) or `rejected` (policy). */

@@ -145,12 +145,77 @@ for (const kind of DATABASE_KINDS) {
       const unknown = await coffer(server, 'client', 'set', String(made.client_id), '--grant', 'password');
       assert.notEqual(unknown.code, 0);
       assert.match(unknown.stderr, /Unknown grant "password"/);
-      const notBoolean = await coffer(server, 'client', 'set', String(made.client_id), '--dpop-bound', 'yes');
+      const notBoolean = await coffer(server, 'client', 'set', String(made.client_id), '--dpop-bound=yes');
       assert.notEqual(notBoolean.code, 0);
       assert.match(notBoolean.stderr, /--dpop-bound must be true or false/);
       const rotate = await coffer(server, 'client', 'secret-rotate', String(made.client_id));
       assert.notEqual(rotate.code, 0);
       assert.match(rotate.stderr, /public client/);
+    });
+
+    test('--dpop-bound and --require-par: bare, negated, true|false, =true|=false, on create and set', async () => {
+      const flags = async (id: number) =>
+        server.database.db
+          .selectFrom('clients')
+          .select(['dpop_bound', 'require_par'])
+          .where('client_id', '=', id)
+          .executeTakeFirstOrThrow();
+      const create = async (...spelling: string[]) => {
+        const r = await coffer(server, 'client', 'create', '--name', 'Switches', ...spelling, '--json');
+        assert.equal(r.code, 0, `create ${spelling.join(' ')}: ${r.stderr}`);
+        return JSON.parse(r.stdout).client_id as number;
+      };
+      for (const [spelling, expected] of [
+        [['--dpop-bound', '--require-par'], { dpop_bound: 1, require_par: 1 }],
+        [['--dpop-bound', 'true', '--require-par', 'true'], { dpop_bound: 1, require_par: 1 }],
+        [['--dpop-bound=true', '--require-par=true'], { dpop_bound: 1, require_par: 1 }],
+        [['--dpop-bound', 'false', '--require-par=false'], { dpop_bound: 0, require_par: 0 }],
+        [['--no-dpop-bound', '--no-require-par'], { dpop_bound: 0, require_par: 0 }],
+        [['--require-par'], { dpop_bound: 0, require_par: 1 }],
+        [[], { dpop_bound: 0, require_par: 0 }],
+      ] as const) {
+        assert.deepEqual(await flags(await create(...spelling)), expected, `create ${spelling.join(' ')}`);
+      }
+
+      const id = await create();
+      for (const [spelling, expected] of [
+        // Bare, before another option: it was "argument is ambiguous".
+        [['--dpop-bound', '--require-par'], { dpop_bound: 1, require_par: 1 }],
+        [['--no-dpop-bound'], { dpop_bound: 0, require_par: 1 }],
+        [['--no-require-par'], { dpop_bound: 0, require_par: 0 }],
+        [['--dpop-bound', 'true'], { dpop_bound: 1, require_par: 0 }],
+        [['--require-par=true'], { dpop_bound: 1, require_par: 1 }],
+        [['--dpop-bound=false', '--require-par', 'false'], { dpop_bound: 0, require_par: 0 }],
+        [['--require-par'], { dpop_bound: 0, require_par: 1 }],
+        [['--from-email', 'rp@example.org'], { dpop_bound: 0, require_par: 1 }],
+      ] as const) {
+        const r = await coffer(server, 'client', 'set', String(id), ...spelling, '--json');
+        assert.equal(r.code, 0, `set ${spelling.join(' ')}: ${r.stderr}`);
+        assert.deepEqual(await flags(id), expected, `set ${spelling.join(' ')}`);
+      }
+
+      for (const [spelling, message] of [
+        [['--dpop-bound=yes'], /--dpop-bound must be true or false/],
+        [['--require-par='], /--require-par must be true or false/],
+        [['--dpop-bound', '--no-dpop-bound'], /--dpop-bound and --no-dpop-bound contradict/],
+        [['--dpop-bound', 'false', '--dpop-bound'], /--dpop-bound and --no-dpop-bound contradict/],
+        [['--no-require-par=false'], /does not take an argument/],
+        [['--dpop-bound', 'yes'], /unexpected argument yes/],
+      ] as const) {
+        for (const command of [
+          ['create', '--name', 'Refused'],
+          ['set', String(id)],
+        ]) {
+          const r = await coffer(server, 'client', ...command, ...spelling);
+          assert.notEqual(r.code, 0, `${command[0]} ${spelling.join(' ')} succeeded`);
+          assert.match(r.stderr, message, `${command[0]} ${spelling.join(' ')}`);
+        }
+      }
+      assert.deepEqual(
+        await flags(id),
+        { dpop_bound: 0, require_par: 1 },
+        'no refused line changed anything',
+      );
     });
 
     test('client set --verifier-metadata: stored for a verifier, refused for any other client', async () => {

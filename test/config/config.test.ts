@@ -45,6 +45,7 @@ test('every malformed variable is refused with its name in the message', () => {
     [{ ACCESS_TOKEN_TTL: '10' }, 'ACCESS_TOKEN_TTL'],
     [{ ALLOW_PRIVATE_TARGETS: 'yes' }, 'ALLOW_PRIVATE_TARGETS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'yaml' }, 'LOG_FORMAT'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
   ];
   for (const [env, variable] of cases) {

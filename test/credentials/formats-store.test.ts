@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { makeCertificate } from '../oid4vp/certificates.ts';
 import { registerRelyingParty } from '../oidc/flow-helpers.ts';
 import { type LoggedInUser, logInUser } from './helpers.ts';
+import { createStockIssuer, personCredential, type StockIssuer } from './stock-issuer.ts';
 
 const STORE = '/v1/vc/issuer/store';
 const LIST = '/v1/openidc/credentials';
@@ -45,6 +46,7 @@ for (const kind of DATABASE_KINDS) {
     let issuerToken: string;
     let identity: IssuerIdentity;
     let jwtIssuer: JwtVcIssuer;
+    let ldpIssuer: StockIssuer;
     let ada: LoggedInUser;
     let grace: LoggedInUser;
 
@@ -54,6 +56,7 @@ for (const kind of DATABASE_KINDS) {
       issuerToken = (await server.createMaster('Issuer')).token;
       identity = await makeIssuerIdentity();
       jwtIssuer = await createJwtVcIssuer();
+      ldpIssuer = await createStockIssuer();
       ada = await logInUser(server, rp, privateKeyToAccount(generatePrivateKey()));
       grace = await logInUser(server, rp, privateKeyToAccount(generatePrivateKey()));
     });
@@ -234,12 +237,56 @@ for (const kind of DATABASE_KINDS) {
         assert.equal(answer.status, 400, answer.text);
         assert.equal(answer.body.error, 'invalid_request');
       }
-      await refused(sdJwt, /mso_mdoc|base64url|CBOR/, 'mso_mdoc');
-      await refused(sdJwt, /compact JWS|vc object/, 'jwt_vc_json');
       const unknown = await store('not a credential at all');
       assert.equal(unknown.status, 400, unknown.text);
-      await refused(sdJwt.slice(0, 40), /compact SD-JWT|key binding/, 'dc+sd-jwt');
+      // The right shape, but nothing of the format inside: a refused credential.
       await refused('AAAA', /CBOR IssuerSigned/, 'mso_mdoc');
+      await refused('abc.def.ghi', /cannot be decoded/, 'jwt_vc_json');
+      await refused('abc.def.ghi~', /cannot be decoded/, 'dc+sd-jwt');
+      await refused(`${sdJwt}eyJhbGciOiJFZERTQSJ9.e30.c2ln`, /key binding JWT/, 'dc+sd-jwt');
+    });
+
+    test('every value of one format named as another is 400 invalid_request, naming both; nothing is stored', async () => {
+      const holderJwk = holderJwkOf(ada.did);
+      const sdJwt = await issueSdJwtVc(identity, { holderJwk });
+      const values: Record<string, unknown> = {
+        ldp_vc: await ldpIssuer.issue(personCredential(ldpIssuer.did, ada.did)),
+        jwt_vc_json: await jwtIssuer.issue({ subject: ada.did }),
+        'dc+sd-jwt': sdJwt,
+        mso_mdoc: await issueMdoc(identity, { deviceJwk: holderJwk }),
+      };
+      const before = await server.request('GET', LIST, { headers: ada.bearer });
+      const escaped = (text: string) => text.replace(/[+.]/g, '\\$&');
+      const doesNotFit = async (vc: unknown, format: string, given: string) => {
+        const answer = await store(vc, format);
+        assert.equal(answer.status, 400, `${format}: ${answer.text}`);
+        assert.equal(answer.body.error, 'invalid_request');
+        assert.match(
+          answer.body.error_description,
+          new RegExp(`^vc does not fit format ${escaped(format)}, `),
+        );
+        assert.match(answer.body.error_description, new RegExp(`${escaped(given)}\\.$`));
+        assert.deepEqual(answer.body.details, [
+          { path: '/body/format', message: 'does not fit the value of vc' },
+        ]);
+      };
+      for (const [valueFormat, vc] of Object.entries(values)) {
+        for (const format of Object.keys(values).filter((other) => other !== valueFormat)) {
+          await doesNotFit(vc, format, `the shape of ${valueFormat}`);
+        }
+      }
+      // An SD-JWT with a key binding JWT is still an SD-JWT (dc+sd-jwt refuses it with 422).
+      for (const format of ['ldp_vc', 'jwt_vc_json', 'mso_mdoc']) {
+        await doesNotFit(`${sdJwt}eyJhbGciOiJFZERTQSJ9.e30.c2ln`, format, 'the shape of dc+sd-jwt');
+      }
+      // Words, padding, a length no base64url has, too few or many dots, a bare ~: no format's shape.
+      for (const vc of ['not a credential at all', 'QUJD=', 'AAAAA', 'a.b', 'a.b.c.d', '~', 'a~b~']) {
+        for (const format of Object.keys(values)) {
+          await doesNotFit(vc, format, 'has the shape of no credential format');
+        }
+      }
+      const after = await server.request('GET', LIST, { headers: ada.bearer });
+      assert.equal(after.body.data.length, before.body.data.length, 'nothing was stored');
     });
   });
 }

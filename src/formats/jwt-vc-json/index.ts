@@ -64,6 +64,7 @@ function read(value: unknown, context: ParseContext) {
 export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
   return {
     id: 'jwt_vc_json',
+    shape: 'compact-jws',
     disclosesEverything: true,
     recognises(value) {
       if (typeof value !== 'string' || !COMPACT_JWS.test(value)) return false;

@@ -62,6 +62,7 @@ export function createLdpVcFormat(deps: {
 }): CredentialFormat {
   return {
     id: 'ldp_vc',
+    shape: 'json-object',
     disclosesEverything: false,
     recognises: (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
     parse(value, context) {

@@ -392,6 +392,7 @@ function elementsNamed(mdoc: Mdoc, pointers: string[]): Element[] {
 
 export const msoMdocFormat: CredentialFormat = {
   id: 'mso_mdoc',
+  shape: 'base64url',
   disclosesEverything: false,
   recognises(value) {
     if (typeof value !== 'string' || !BASE64URL.test(value)) return false;

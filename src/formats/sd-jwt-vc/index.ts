@@ -110,6 +110,7 @@ const kbSignerOf = (holder: HolderKey) => {
 
 export const sdJwtVcFormat: CredentialFormat = {
   id: 'dc+sd-jwt',
+  shape: 'compact-sd-jwt',
   disclosesEverything: false,
   recognises(value) {
     if (typeof value !== 'string' || !value.includes('~')) return false;
