@@ -15,7 +15,7 @@ type Outcome<R> = { value: R } | { error: unknown };
  *   next checkpoint or within a second; a crash of Coffer or of PostgreSQL's backend loses nothing,
  *   a power cut or kernel crash may undo the last of these commits, never a durable one and never
  *   half of one. Only for single-use marks that expire within minutes (DPoP proof ids, code and
- *   refresh token consumption); the README ("Durability") says what a power cut can undo.
+ *   refresh token consumption); docs/storage.md ("Durability") says what a power cut can undo.
  */
 export type Durability = 'power-loss' | 'process-crash';
 

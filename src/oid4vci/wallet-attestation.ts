@@ -21,7 +21,7 @@ import { offerRefused } from './issuance-offer.ts';
  * issuance, and neither carries a `jti` or the optional `wallet_name`/`wallet_link`. Key
  * attestations claim nothing about attack resistance: Coffer's keys are software keys encrypted
  * at rest, never evaluated under ISO/IEC 18045, so `key_storage` and `user_authentication` are
- * left out (README, "Wallet attestations").
+ * left out (docs/receiving-oid4vci.md, "Wallet attestations").
  */
 
 /** A Wallet Attestation is minted for each request that needs one, so it lives briefly. */

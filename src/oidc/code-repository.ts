@@ -48,7 +48,7 @@ export type CodeConsumer = (
 /**
  * consumeAuthorizationCode for many concurrent requests, committed together (group-commit.ts)
  * without waiting for the disk: a code lives 60 s, so only a power cut within a second of its
- * exchange could make it usable again, and only by its client (README, "Durability").
+ * exchange could make it usable again, and only by its client (docs/storage.md, "Durability").
  */
 export function createCodeConsumer(db: Kysely<Database>, dialect: Dialect): CodeConsumer {
   const consume = createGroupCommit(

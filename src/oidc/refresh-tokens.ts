@@ -145,7 +145,7 @@ export function createRefreshTokenRotator(db: Kysely<Database>, dialect: Dialect
     );
     return { token, tokenHash };
   };
-  // Not waiting for the disk: a power cut can undo the last rotations (README, "Durability").
+  // Not waiting for the disk: a power cut can undo the last rotations (docs/storage.md, "Durability").
   const write = createGroupCommit(db, dialect, rotate, { durability: 'process-crash' });
   return (used, nowSeconds) => write({ used, nowSeconds });
 }
