@@ -46,8 +46,8 @@ import { oid4vciRoutes } from './oid4vci/oid4vci-routes.ts';
 import { SELF_ISSUED_AUDIENCE } from './oid4vp/authorization-request.ts';
 import { consentKind } from './oid4vp/consent-kind.ts';
 import { oid4vpRoutes } from './oid4vp/oid4vp-routes.ts';
+import type { PresentationDeps } from './oid4vp/presentation-service.ts';
 import { registeredVerifier } from './oid4vp/verifier-registry.ts';
-import type { WalletDeps } from './oid4vp/wallet-service.ts';
 import { createCodeConsumer } from './oidc/code-repository.ts';
 import type { DpopDeps } from './oidc/dpop.ts';
 import { createProofRecorder } from './oidc/dpop-repository.ts';
@@ -292,7 +292,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     bearer: { db: database.db, keys, issuer: config.publicUrl, dpop },
   });
 
-  const wallet: WalletDeps = {
+  const presentations: PresentationDeps = {
     status,
     recordHistory: recordWalletHistory,
     db: database.db,
@@ -339,11 +339,11 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // Every person-facing flow is a kind of interaction; the core routes carry requests to them.
   interactions.kinds.register(loginKind(interactions));
   interactions.kinds.register(logoutKind(interactions));
-  interactions.kinds.register(consentKind(wallet));
+  interactions.kinds.register(consentKind(presentations));
   interactions.kinds.register(issuanceKind(issuance));
   interactions.kinds.register(walletKind(interactions));
   await app.register(interactionRoutes, interactions);
-  await app.register(oid4vpRoutes, wallet);
+  await app.register(oid4vpRoutes, presentations);
   await app.register(oid4vciRoutes, issuance);
   await app.register(walletRoutes, {
     wallet: { ...deletion, cipher, formats, issuerTrustAnchors, status, now: () => new Date() },

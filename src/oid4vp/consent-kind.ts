@@ -4,7 +4,7 @@ import type { ConsentBody } from '../interaction/interaction-schemas.ts';
 import { continueWithIdentity, notTakenHere } from '../interaction/interaction-service.ts';
 import { startPage } from '../interaction/page-chrome.ts';
 import { renderConsentPage } from './consent-page.ts';
-import { decideConsent, describeConsent, type WalletDeps } from './wallet-service.ts';
+import { decideConsent, describeConsent, type PresentationDeps } from './presentation-service.ts';
 
 /** What a consent interaction keeps in `params` that the log-in part shows. */
 interface ConsentDisplay {
@@ -15,7 +15,7 @@ interface ConsentDisplay {
  * A verifier's presentation request (OpenID4VP): the person proves who they are (unless a session
  * says so), sees what is asked and from which of their credentials, and approves or declines.
  */
-export function consentKind(deps: WalletDeps): InteractionKind {
+export function consentKind(deps: PresentationDeps): InteractionKind {
   return {
     name: 'consent',
     tenantLogin: false,

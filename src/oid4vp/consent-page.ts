@@ -6,7 +6,7 @@ import {
 } from '../interaction/login-page.ts';
 import { escapeHtml, jsonForScript, page, safeLink } from '../interaction/page-chrome.ts';
 import type { SiweChallenge } from '../interaction/siwe.ts';
-import type { describeConsent } from './wallet-service.ts';
+import type { describeConsent } from './presentation-service.ts';
 
 type Consent = Awaited<ReturnType<typeof describeConsent>>;
 

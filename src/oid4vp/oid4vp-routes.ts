@@ -2,14 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
 import { sessionOfCookie } from '../interaction/session-cookie.ts';
 import { AuthorizeQuery } from './oid4vp-schemas.ts';
-import { startPresentation, type WalletDeps } from './wallet-service.ts';
+import { type PresentationDeps, startPresentation } from './presentation-service.ts';
 
 /** Whether the client asked for JSON rather than HTML (Accept: application/json, no text/html). */
 const prefersJson = (accept: string | undefined) =>
   accept?.includes('application/json') === true && !accept.includes('text/html');
 
 /** Endpoint 1 of the contract: the hosted wallet's OpenID4VP authorization endpoint. */
-export const oid4vpRoutes: FastifyPluginAsyncTypebox<WalletDeps> = async (app, deps) => {
+export const oid4vpRoutes: FastifyPluginAsyncTypebox<PresentationDeps> = async (app, deps) => {
   app.get(
     '/v1/oid4vp/authorize',
     {

@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { RegisteredVerifier } from './authorization-request.ts';
 import { ClientMetadata } from './oid4vp-schemas.ts';
-import { findVerifierClient } from './wallet-repository.ts';
+import { findVerifierClient } from './presentation-repository.ts';
 
 const checkMetadata = Compile(ClientMetadata);
 

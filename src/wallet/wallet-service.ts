@@ -19,7 +19,7 @@ import type { UserIdentity } from '../users/user-repository.ts';
 import { type ClaimLine, claimLines } from './claim-lines.ts';
 import { readHistory } from './wallet-history.ts';
 
-/** What the person's page reads with; oid4vp/wallet-service.ts has the presentations' own. */
+/** What the person's page reads with; oid4vp/presentation-service.ts has the presentations' own. */
 export interface WalletPageDeps extends DeletionDeps {
   /** Opens the sealed issuer displays and the history. */
   cipher: FieldCipher;

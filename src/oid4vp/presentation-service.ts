@@ -34,6 +34,7 @@ import {
   type Selections,
 } from './dcql-matching.ts';
 import { Oid4vpError } from './oid4vp-errors.ts';
+import { findCredentialsOfAccounts, takeCopy } from './presentation-repository.ts';
 import { DeliveryError, deliverResponse, type ResponseParameters } from './response-delivery.ts';
 import { chooseEncryption, type EncryptionChoice } from './response-encryption.ts';
 import {
@@ -42,9 +43,8 @@ import {
   TRANSACTION_DATA_FORMATS,
   transactionDataClaims,
 } from './transaction-data.ts';
-import { findCredentialsOfAccounts, takeCopy } from './wallet-repository.ts';
 
-export interface WalletDeps {
+export interface PresentationDeps {
   db: Kysely<Database>;
   store: EncryptedStore;
   cipher: FieldCipher;
@@ -80,7 +80,7 @@ const errorParameters = (error: Oid4vpError): ResponseParameters => ({
 
 /** Sends an error back by the request's response mode, or explains on a page where that failed. */
 async function answerWithError(
-  deps: WalletDeps,
+  deps: PresentationDeps,
   to: ErrorReturn & { metadata: PresentationRequest['metadata'] | null },
   error: Oid4vpError,
 ): Promise<AuthorizeOutcome> {
@@ -109,7 +109,7 @@ async function answerWithError(
  * interaction in which the person logs in (unless a session says who they are) and consents.
  */
 export async function startPresentation(
-  deps: WalletDeps,
+  deps: PresentationDeps,
   query: Record<string, unknown>,
   session: SessionRow | undefined,
 ): Promise<AuthorizeOutcome> {
@@ -177,7 +177,7 @@ function validNow(parsed: ParsedCredential, now: Date): boolean {
  * Credentials of other formats are not even decrypted.
  */
 async function heldCredentials(
-  deps: WalletDeps,
+  deps: PresentationDeps,
   accountIds: number[],
   formats: string[],
 ): Promise<HeldByAccount[]> {
@@ -232,7 +232,7 @@ interface ConsentState extends ConsentInteraction {
   evaluation: DcqlEvaluation;
 }
 
-async function consentInteraction(deps: WalletDeps, id: string): Promise<ConsentInteraction> {
+async function consentInteraction(deps: PresentationDeps, id: string): Promise<ConsentInteraction> {
   const row = await liveInteraction(deps.interactions, id);
   if (row.kind !== 'consent') throw gone();
   return {
@@ -244,7 +244,7 @@ async function consentInteraction(deps: WalletDeps, id: string): Promise<Consent
 }
 
 /** The consent with the person's credentials read and matched; none before they log in. */
-async function consentState(deps: WalletDeps, id: string): Promise<ConsentState> {
+async function consentState(deps: PresentationDeps, id: string): Promise<ConsentState> {
   const consent = await consentInteraction(deps, id);
   const accounts = await findAccountsOfIdentity(deps.db, consent.identity);
   const held = await heldCredentials(
@@ -295,7 +295,7 @@ function describeVerifier(verifier: PresentationRequest['verifier']) {
 }
 
 /** What the consent page and headless clients show: who asks, for which claims, from which credentials. */
-export async function describeConsent(deps: WalletDeps, id: string) {
+export async function describeConsent(deps: PresentationDeps, id: string) {
   const { request, held, evaluation, loggedIn } = await consentState(deps, id);
   let choice = chooseCredentials(evaluation);
   if (
@@ -363,7 +363,7 @@ export interface ConsentDecision {
 }
 
 /** The holder keys of the accounts whose credentials are presented. */
-async function holderKeys(deps: WalletDeps, userIds: number[]) {
+async function holderKeys(deps: PresentationDeps, userIds: number[]) {
   const rows = await findHolderKeys(deps.db, [...new Set(userIds)]);
   return new Map(
     rows.map((row) => [
@@ -382,7 +382,7 @@ async function holderKeys(deps: WalletDeps, userIds: number[]) {
  * A received credential is presented from an unused copy where there is one, signed with that
  * copy's own holder key, so that two verifiers cannot link the person by the same key.
  */
-async function copyToPresent(deps: WalletDeps, held: HeldByAccount) {
+async function copyToPresent(deps: PresentationDeps, held: HeldByAccount) {
   const copy = await takeCopy(deps.db, held.credentialPk, new Date().toISOString());
   if (!copy) return undefined;
   return {
@@ -426,7 +426,7 @@ async function audienceOf(
  * format (Appendix B), bound to this verifier and nonce; the vp_token keyed by DCQL query id.
  */
 async function approvedVpToken(
-  deps: WalletDeps,
+  deps: PresentationDeps,
   state: ConsentState,
   selections: Selections | undefined,
   encryption: EncryptionChoice | undefined,
@@ -505,7 +505,7 @@ interface SharedCredential {
 
 /** The person's history keeps each presentation, delivered or not (wallet/wallet-history.ts). */
 async function recordPresentations(
-  deps: WalletDeps,
+  deps: PresentationDeps,
   request: PresentationRequest,
   shared: SharedCredential[],
   outcome: { delivered: true } | { delivered: false; reason: string },
@@ -538,7 +538,7 @@ async function recordPresentations(
  * the request's response mode, once.
  */
 export async function decideConsent(
-  deps: WalletDeps,
+  deps: PresentationDeps,
   id: string,
   body: ConsentDecision,
 ): Promise<{ redirectTo: string | null }> {
