@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createDocumentLoader } from '../../src/formats/ldp-vc/contexts/document-loader.ts';
+import { createDocumentLoader } from '../../../src/formats/ldp-vc/contexts/document-loader.ts';
 
 /** The W3C bbs-2023 test vectors, read from ../shared/vectors (never copied into the project). */
-export const VECTORS = path.resolve(import.meta.dirname, '../../../shared/vectors');
+export const VECTORS = path.resolve(import.meta.dirname, '../../../../shared/vectors');
 
 // biome-ignore lint/suspicious/noExplicitAny: vectors are arbitrary JSON
 export function readVector(file: string): any {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import * as dagCbor from '@ipld/dag-cbor';
-import { fastBbs } from '../../src/bbs/index.ts';
-import { verifyBaseProof } from '../../src/formats/ldp-vc/bbs-2023/base-proof.ts';
-import { deriveDisclosure, planDisclosure } from '../../src/formats/ldp-vc/bbs-2023/disclosure.ts';
-import type { PreparedStatements } from '../../src/formats/ldp-vc/bbs-2023/prepared-statements.ts';
-import type { SecuredDocument } from '../../src/formats/ldp-vc/bbs-2023/shared.ts';
-import { benchJsonLd } from '../helpers/credential-factory.ts';
-import { createStockIssuer, personCredential, verifyWithStock } from './stock-issuer.ts';
+import { fastBbs } from '../../../src/bbs/index.ts';
+import { verifyBaseProof } from '../../../src/formats/ldp-vc/bbs-2023/base-proof.ts';
+import { deriveDisclosure, planDisclosure } from '../../../src/formats/ldp-vc/bbs-2023/disclosure.ts';
+import type { PreparedStatements } from '../../../src/formats/ldp-vc/bbs-2023/prepared-statements.ts';
+import type { SecuredDocument } from '../../../src/formats/ldp-vc/bbs-2023/shared.ts';
+import { createStockIssuer, personCredential, verifyWithStock } from '../../credentials/stock-issuer.ts';
+import { benchJsonLd } from '../../helpers/credential-factory.ts';
 
 const SUBJECT = 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK';
 const deps = { bbs: fastBbs, jsonLd: benchJsonLd };

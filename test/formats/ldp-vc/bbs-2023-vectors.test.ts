@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fastBbs } from '../../src/bbs/index.ts';
-import { stockBbs } from '../../src/bbs/stock.ts';
-import { verifyBaseProof } from '../../src/formats/ldp-vc/bbs-2023/base-proof.ts';
-import { verifyDerivedProof } from '../../src/formats/ldp-vc/bbs-2023/derived-proof.ts';
-import { deriveDisclosure, planDisclosure } from '../../src/formats/ldp-vc/bbs-2023/disclosure.ts';
+import { fastBbs } from '../../../src/bbs/index.ts';
+import { stockBbs } from '../../../src/bbs/stock.ts';
+import { verifyBaseProof } from '../../../src/formats/ldp-vc/bbs-2023/base-proof.ts';
+import { verifyDerivedProof } from '../../../src/formats/ldp-vc/bbs-2023/derived-proof.ts';
+import { deriveDisclosure, planDisclosure } from '../../../src/formats/ldp-vc/bbs-2023/disclosure.ts';
 import {
   parseBaseProofValue,
   serializeBaseProofValue,
-} from '../../src/formats/ldp-vc/bbs-2023/proof-value.ts';
+} from '../../../src/formats/ldp-vc/bbs-2023/proof-value.ts';
 import { readVector, vectorJsonLd, vectorPresentationHeader, vectorPublicKey } from './vectors.ts';
 
 /** Every path to a string or number leaf of a JSON value, as a list of keys. */

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createPooledOperations } from '../../src/formats/ldp-vc/bbs-2023/crypto-pool.ts';
+import { createPooledOperations } from '../../../src/formats/ldp-vc/bbs-2023/crypto-pool.ts';
 import {
   parseBaseProofValue,
   serializeBaseProofValue,
-} from '../../src/formats/ldp-vc/bbs-2023/proof-value.ts';
-import { createContextRegistry } from '../../src/formats/ldp-vc/contexts/document-loader.ts';
+} from '../../../src/formats/ldp-vc/bbs-2023/proof-value.ts';
+import { createContextRegistry } from '../../../src/formats/ldp-vc/contexts/document-loader.ts';
 import { CITIZENSHIP_V4RC1, readVector, VECTORS, vectorPublicKey } from './vectors.ts';
 
 test('the crypto pool finishes tasks in the order they arrived, so no request waits behind later ones', async (t) => {
