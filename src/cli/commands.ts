@@ -25,6 +25,8 @@ export interface CliDeps {
   cipher: () => Promise<FieldCipher>;
   /** How long tokens live: a replaced signing key stays published that long. */
   accessTokenTtl: number;
+  /** PUBLIC_URL: the host a verifier's x509_san_dns client id names. */
+  publicUrl: string;
 }
 
 /** What a command prints: a JSON value for --json, and a sentence for people. */
@@ -48,6 +50,9 @@ export const USAGE = `Usage: coffer <command> [options]
   keys rotate [--json]
   context add --url URL --file PATH [--json]
   migrate [--json]
+  verifier enable --client ID [--key FILE --chain FILE] [--json]
+                (the key and certificate chain that sign the client's presentation requests;
+                 without files, a development key and self-signed certificate)
   wallet-provider create --dir DIR [--name NAME] [--json]
                 (a development key and self-signed chain for WALLET_PROVIDER_KEY and
                  WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)
@@ -56,7 +61,7 @@ export const USAGE = `Usage: coffer <command> [options]
 
 Configuration comes from the same environment variables as the server (DATA_DIR, DATABASE_URL, MASTER_KEY, …).`;
 
-function clientId(raw: string | undefined, what: string): number {
+export function clientIdOf(raw: string | undefined, what: string): number {
   if (raw === undefined) throw new UsageError(`${what} is required`);
   if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2147483647)
     throw new UsageError(`${what} must be a positive integer`);
@@ -141,7 +146,7 @@ function trueOrFalse(values: Values, name: string): boolean | undefined {
   return value === 'true';
 }
 
-async function readText(file: string): Promise<string> {
+export async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
@@ -172,7 +177,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
       const created = await createClient(deps.db, {
         name: values.name,
         master: values.master === true,
-        parentId: values.parent === undefined ? undefined : clientId(values.parent as string, '--parent'),
+        parentId: values.parent === undefined ? undefined : clientIdOf(values.parent as string, '--parent'),
         redirectUris: (values['redirect-uri'] as string[] | undefined) ?? [],
         postLogoutRedirectUris: (values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
         verifier: values.verifier === true,
@@ -204,7 +209,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         grant: { type: 'string', multiple: true },
         ...RELYING_PARTY_SWITCHES,
       });
-      const id = clientId(positionals[0], 'client ID');
+      const id = clientIdOf(positionals[0], 'client ID');
       if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
       const metadataFile = values['verifier-metadata'] as string | undefined;
       const verifierMetadata =
@@ -232,7 +237,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
     }
     case 'client secret-rotate': {
       const { positionals } = parse(args, {});
-      const id = clientId(positionals[0], 'client ID');
+      const id = clientIdOf(positionals[0], 'client ID');
       const rotated = await rotateClientSecret(deps.db, id);
       return {
         json: rotated,
@@ -241,7 +246,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
     }
     case 'token create': {
       const { values } = parse(args, { client: { type: 'string' } });
-      const id = clientId(values.client as string | undefined, '--client');
+      const id = clientIdOf(values.client as string | undefined, '--client');
       const created = await createApiToken(deps.db, id);
       return {
         json: created,

@@ -5,6 +5,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
+import { runVerifierCommand } from './verifier-command.ts';
 import { runWalletProviderCommand } from './wallet-provider-command.ts';
 
 const argv = process.argv.slice(2);
@@ -33,15 +34,15 @@ try {
   try {
     // Every command may be the first thing run on a new DATA_DIR.
     if (argv[0] !== 'migrate') await migrateToLatest(database.db, database.dialect);
-    const result = await runCommand(
-      {
-        db: database.db,
-        dialect: database.dialect,
-        accessTokenTtl: config.accessTokenTtl,
-        cipher: async () => createFieldCipher((await loadMasterKey(config.masterKey, config.dataDir)).key),
-      },
-      argv,
-    );
+    const deps = {
+      db: database.db,
+      dialect: database.dialect,
+      accessTokenTtl: config.accessTokenTtl,
+      publicUrl: config.publicUrl,
+      cipher: async () => createFieldCipher((await loadMasterKey(config.masterKey, config.dataDir)).key),
+    };
+    const result =
+      argv[0] === 'verifier' ? await runVerifierCommand(deps, argv) : await runCommand(deps, argv);
     process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
   } finally {
     await database.close();

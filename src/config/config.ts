@@ -65,6 +65,8 @@ export interface Config {
    */
   walletProviderKey: string | undefined;
   walletProviderChain: string | undefined;
+  /** Seconds a verifier result's claims are kept after the tenant first reads them (RESULT_RETENTION). */
+  resultRetention: number;
 }
 
 /** TRANSACTION_DATA_TYPES: comma-separated type identifiers (URIs or collision-resistant names). */
@@ -199,6 +201,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     10,
     30 * 24 * 3600,
   );
+  const resultRetention = readInteger(env, 'RESULT_RETENTION', 600, 0, 30 * 24 * 3600);
   const walletProviderKey = env['WALLET_PROVIDER_KEY'] ? path.resolve(env['WALLET_PROVIDER_KEY']) : undefined;
   const walletProviderChain = env['WALLET_PROVIDER_CHAIN']
     ? path.resolve(env['WALLET_PROVIDER_CHAIN'])
@@ -250,5 +253,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     deferredIssuanceTimeout,
     walletProviderKey,
     walletProviderChain,
+    resultRetention,
   };
 }

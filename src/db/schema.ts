@@ -262,7 +262,58 @@ export interface JsonLdContextsTable {
   created_at: string;
 }
 
+export interface VerifiersTable {
+  client_id: number;
+  /** The request-signing key's private JWK, sealed (keys/field-cipher.ts). */
+  key_sealed: string;
+  /** PEM certificates, the leaf (the signing key's) first. */
+  chain_pem: string;
+  created_at: string;
+}
+
+export type VerifierRequestStatus =
+  | 'created'
+  | 'retrieved'
+  | 'verified'
+  | 'rejected'
+  | 'declined'
+  | 'expired';
+
+export interface VerifierRequestsTable {
+  id: string;
+  client_id: number;
+  status: VerifierRequestStatus;
+  /** The validated request (JSON): DCQL query, client id and prefix, response mode, options. */
+  request: string;
+  nonce: string;
+  state: string;
+  /** The private JWK the wallet encrypts its response to, sealed. */
+  encryption_key_sealed: string;
+  wallet_nonce: string | null;
+  /** SHA-256 of the same-device response code; the result is read with it. */
+  response_code_hash: string | null;
+  /** The verification result (JSON), sealed; its claims are dropped after RESULT_RETENTION. */
+  result_sealed: string | null;
+  created_at: string;
+  expires_at: string;
+  answered_at: string | null;
+  first_read_at: string | null;
+}
+
+export interface VerifierCallbacksTable {
+  callback_pk: Generated<number>;
+  request_id: string;
+  url: string;
+  /** The signed event (application/jwt). */
+  event: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: string;
+}
+
 export interface Database {
+  verifiers: VerifiersTable;
+  verifier_requests: VerifierRequestsTable;
+  verifier_callbacks: VerifierCallbacksTable;
   credentials: CredentialsTable;
   verifier_nonces: VerifierNoncesTable;
   jsonld_contexts: JsonLdContextsTable;

@@ -1,0 +1,117 @@
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Database, VerifierRequestStatus, VerifierRequestsTable } from '../db/schema.ts';
+
+export type VerifierRequestRow = Selectable<VerifierRequestsTable>;
+
+/** Enabling again replaces the key and chain: requests made from now on use the new ones. */
+export async function saveVerifier(
+  db: Kysely<Database>,
+  row: { client_id: number; key_sealed: string; chain_pem: string; created_at: string },
+): Promise<void> {
+  await db
+    .insertInto('verifiers')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('client_id').doUpdateSet({
+        key_sealed: row.key_sealed,
+        chain_pem: row.chain_pem,
+        created_at: row.created_at,
+      }),
+    )
+    .execute();
+}
+
+export async function findVerifier(db: Kysely<Database>, clientId: number) {
+  return db
+    .selectFrom('verifiers')
+    .innerJoin('clients', 'clients.client_id', 'verifiers.client_id')
+    .select(['verifiers.client_id', 'verifiers.key_sealed', 'verifiers.chain_pem', 'clients.name'])
+    .where('verifiers.client_id', '=', clientId)
+    .executeTakeFirst();
+}
+
+export async function insertVerifierRequest(
+  db: Kysely<Database>,
+  row: Insertable<VerifierRequestsTable>,
+): Promise<void> {
+  await db.insertInto('verifier_requests').values(row).execute();
+}
+
+export async function findVerifierRequest(
+  db: Kysely<Database>,
+  id: string,
+): Promise<VerifierRequestRow | undefined> {
+  return db.selectFrom('verifier_requests').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Moves a request on from one of the given states only, so two answers (or an answer and an
+ * expiry) cannot both win: false when another request changed it first.
+ */
+export async function advanceVerifierRequest(
+  db: Kysely<Database>,
+  id: string,
+  from: VerifierRequestStatus[],
+  changes: Updateable<VerifierRequestsTable>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('verifier_requests')
+    .set(changes)
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function updateVerifierRequest(
+  db: Kysely<Database>,
+  id: string,
+  changes: Updateable<VerifierRequestsTable>,
+): Promise<void> {
+  await db.updateTable('verifier_requests').set(changes).where('id', '=', id).execute();
+}
+
+/** Results whose claims are due to go: read at least `retentionSeconds` ago. */
+export async function dropExpiredResults(db: Kysely<Database>, readBefore: string): Promise<number> {
+  const result = await db
+    .updateTable('verifier_requests')
+    .set({ result_sealed: null })
+    .where('first_read_at', '<=', readBefore)
+    .where('result_sealed', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function queueCallback(
+  db: Kysely<Database>,
+  row: { request_id: string; url: string; event: string; next_attempt_at: string },
+): Promise<void> {
+  await db.insertInto('verifier_callbacks').values(row).execute();
+}
+
+export async function dueCallbacks(db: Kysely<Database>, now: string, limit: number) {
+  return db
+    .selectFrom('verifier_callbacks')
+    .selectAll()
+    .where('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
+    .limit(limit)
+    .execute();
+}
+
+export async function deleteCallback(db: Kysely<Database>, callbackPk: number): Promise<void> {
+  await db.deleteFrom('verifier_callbacks').where('callback_pk', '=', callbackPk).execute();
+}
+
+export async function rescheduleCallback(
+  db: Kysely<Database>,
+  callbackPk: number,
+  attempts: number,
+  nextAttemptAt: string,
+): Promise<void> {
+  await db
+    .updateTable('verifier_callbacks')
+    .set({ attempts, next_attempt_at: nextAttemptAt })
+    .where('callback_pk', '=', callbackPk)
+    .execute();
+}
