@@ -292,8 +292,10 @@ export interface VerifierRequestsTable {
   wallet_nonce: string | null;
   /** SHA-256 of the same-device response code; the result is read with it. */
   response_code_hash: string | null;
-  /** The verification result (JSON), sealed; its claims are dropped after RESULT_RETENTION. */
+  /** The verification result without claims (JSON: checks, issuers, status), sealed. */
   result_sealed: string | null;
+  /** The verified claims per query (JSON), sealed; dropped RESULT_RETENTION seconds after the first read. */
+  claims_sealed: string | null;
   created_at: string;
   expires_at: string;
   answered_at: string | null;

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import { expiredCookie } from '../http/cookies.ts';
+import { acceptFormBodies } from '../http/form-body.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
 import { renderErrorPage, renderSignedOutPage, startPage } from '../interaction/page-chrome.ts';
@@ -65,20 +66,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
   const tags = ['OpenID Connect'];
 
   // RFC 6749 bodies are form-encoded; only this plugin's routes accept them.
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string' },
-    (_request, body, done) => {
-      const params = new URLSearchParams(body as string);
-      const result: Record<string, string> = {};
-      for (const [key, value] of params) {
-        if (key in result)
-          return done(new CofferError('invalid_request', `The parameter ${key} is given more than once.`));
-        result[key] = value;
-      }
-      done(null, result);
-    },
-  );
+  acceptFormBodies(app);
 
   app.get(
     '/.well-known/openid-configuration',

@@ -71,13 +71,13 @@ export async function updateVerifierRequest(
   await db.updateTable('verifier_requests').set(changes).where('id', '=', id).execute();
 }
 
-/** Results whose claims are due to go: read at least `retentionSeconds` ago. */
-export async function dropExpiredResults(db: Kysely<Database>, readBefore: string): Promise<number> {
+/** Drops the claims of results first read at or before `readBefore` (RESULT_RETENTION). */
+export async function dropReadClaims(db: Kysely<Database>, readBefore: string): Promise<number> {
   const result = await db
     .updateTable('verifier_requests')
-    .set({ result_sealed: null })
+    .set({ claims_sealed: null })
     .where('first_read_at', '<=', readBefore)
-    .where('result_sealed', 'is not', null)
+    .where('claims_sealed', 'is not', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

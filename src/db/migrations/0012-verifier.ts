@@ -5,8 +5,8 @@ import { type Dialect, idColumn } from '../dialect.ts';
  * Coffer as a verifier for its tenants (DESIGN.md, Verifying presentations):
  * - a client's request-signing key (sealed) and certificate chain (`coffer verifier enable`);
  * - one row per presentation request: what was asked, its nonce and state, the response
- *   encryption key made for it (sealed), and once answered the result, sealed, whose claims are
- *   dropped RESULT_RETENTION seconds after the tenant first reads them;
+ *   encryption key made for it (sealed), and once answered the result (checks, issuers) and the
+ *   verified claims, each sealed; the claims go RESULT_RETENTION seconds after the first read;
  * - callback events waiting to be delivered, signed, with their retry schedule.
  */
 export function up(dialect: Dialect) {
@@ -34,6 +34,7 @@ export function up(dialect: Dialect) {
       .addColumn('wallet_nonce', 'text')
       .addColumn('response_code_hash', 'text')
       .addColumn('result_sealed', 'text')
+      .addColumn('claims_sealed', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .addColumn('answered_at', 'text')

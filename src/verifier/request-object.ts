@@ -1,0 +1,102 @@
+import type { DcqlQuery } from 'dcql';
+import { importJWK, type JWK, SignJWT } from 'jose';
+import type { VerifierDeps } from './verifier-deps.ts';
+import type { VerifierIdentity } from './verifier-keys.ts';
+import type { VerifierRequestRow } from './verifier-repository.ts';
+
+/** What a verifier request keeps (the `request` column, JSON). */
+export interface StoredRequest {
+  /** The client_id wallets see, with its prefix. */
+  clientId: string;
+  responseMode: 'direct_post.jwt' | 'direct_post' | 'dc_api.jwt' | 'dc_api';
+  dcqlQuery: DcqlQuery.Output;
+  /** The transaction data items as sent to the wallet (base64url JSON). */
+  transactionData: string[];
+  redirectUri: string | null;
+  expectedOrigins: string[] | null;
+  /** PEM CA certificates and DIDs trusted for this request. */
+  trustedIssuers: string[];
+  checkStatus: boolean;
+  callbackUrl: string | null;
+  /** The public half of the response encryption key, as client_metadata.jwks carries it. */
+  encryptionJwk: JWK;
+}
+
+/** What Coffer verifies, per format (OpenID4VP Appendix B): any algorithm a holder's key may use. */
+const JOSE_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+const COSE_ALGORITHMS = [-7, -35, -36, -8, -9, -19];
+export const VP_FORMATS_SUPPORTED = {
+  'dc+sd-jwt': { 'sd-jwt_alg_values': JOSE_ALGORITHMS, 'kb-jwt_alg_values': JOSE_ALGORITHMS },
+  mso_mdoc: { issuerauth_alg_values: COSE_ALGORITHMS, deviceauth_alg_values: COSE_ALGORITHMS },
+  jwt_vc_json: { alg_values: JOSE_ALGORITHMS },
+  ldp_vc: { proof_type_values: ['DataIntegrityProof'], cryptosuite_values: ['bbs-2023', 'eddsa-rdfc-2022'] },
+};
+export const CONTENT_ENCRYPTION = ['A128GCM', 'A256GCM'];
+const SELF_ISSUED = 'https://self-issued.me/v2';
+
+export const isEncrypted = (mode: StoredRequest['responseMode']) => mode.endsWith('.jwt');
+export const responseUriOf = (deps: Pick<VerifierDeps, 'config'>, id: string) =>
+  `${deps.config.publicUrl}/v1/verifier/requests/${id}/response`;
+
+/** §5.8: the wallet's issuer when it named one (dynamic discovery), else the static audience. */
+function audienceOf(walletMetadata: Record<string, unknown> | undefined): string {
+  const issuer = walletMetadata?.['issuer'];
+  return typeof issuer === 'string' && /^https:\/\//.test(issuer) ? issuer : SELF_ISSUED;
+}
+
+/** The content encryption the wallet said it supports, where it said so; else both of Coffer's. */
+function contentEncryptionFor(walletMetadata: Record<string, unknown> | undefined): string[] {
+  const offered = walletMetadata?.['authorization_encryption_enc_values_supported'];
+  if (!Array.isArray(offered)) return CONTENT_ENCRYPTION;
+  const common = CONTENT_ENCRYPTION.filter((enc) => offered.includes(enc));
+  return common.length ? common : CONTENT_ENCRYPTION;
+}
+
+/**
+ * The signed request object (RFC 9101, OpenID4VP §5): `typ` oauth-authz-req+jwt, the verifier's
+ * chain in `x5c`, the request as the tenant made it, and a key made for this request only to
+ * which the wallet encrypts its answer.
+ */
+export async function signRequestObject(
+  deps: Pick<VerifierDeps, 'config' | 'now'>,
+  verifier: { name: string; privateJwk: JWK; identity: VerifierIdentity },
+  row: Pick<VerifierRequestRow, 'id' | 'nonce' | 'state' | 'expires_at'>,
+  stored: StoredRequest,
+  wallet: { nonce?: string | undefined; metadata?: Record<string, unknown> | undefined },
+): Promise<string> {
+  const dcApi = stored.responseMode.startsWith('dc_api');
+  const encrypted = isEncrypted(stored.responseMode);
+  const claims = {
+    client_id: stored.clientId,
+    response_type: 'vp_token',
+    response_mode: stored.responseMode,
+    nonce: row.nonce,
+    dcql_query: stored.dcqlQuery,
+    client_metadata: {
+      client_name: verifier.name,
+      vp_formats_supported: VP_FORMATS_SUPPORTED,
+      ...(encrypted
+        ? {
+            jwks: { keys: [stored.encryptionJwk] },
+            encrypted_response_enc_values_supported: contentEncryptionFor(wallet.metadata),
+          }
+        : {}),
+    },
+    ...(dcApi
+      ? { expected_origins: stored.expectedOrigins }
+      : { response_uri: responseUriOf(deps, row.id), state: row.state }),
+    ...(stored.transactionData.length ? { transaction_data: stored.transactionData } : {}),
+    ...(wallet.nonce ? { wallet_nonce: wallet.nonce } : {}),
+  };
+  const key = await importJWK(verifier.privateJwk, verifier.identity.algorithm);
+  return new SignJWT(claims)
+    .setProtectedHeader({
+      alg: verifier.identity.algorithm,
+      typ: 'oauth-authz-req+jwt',
+      x5c: verifier.identity.x5c,
+    })
+    .setAudience(audienceOf(wallet.metadata))
+    .setIssuedAt(Math.floor(deps.now().getTime() / 1000))
+    .setExpirationTime(Math.floor(new Date(row.expires_at).getTime() / 1000))
+    .sign(key);
+}

@@ -1,0 +1,354 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { calculateJwkThumbprint, compactDecrypt, importJWK, type JWK } from 'jose';
+import type { VerifierRequestStatus } from '../db/schema.ts';
+import { CofferError, notFound } from '../errors.ts';
+import { isEncrypted, responseUriOf, type StoredRequest, signRequestObject } from './request-object.ts';
+import { queueStatusEvent } from './verifier-callbacks.ts';
+import type { VerifierDeps } from './verifier-deps.ts';
+import {
+  advanceVerifierRequest,
+  findVerifierRequest,
+  updateVerifierRequest,
+  type VerifierRequestRow,
+} from './verifier-repository.ts';
+import { encryptionKeyContext, verifierOf } from './verifier-requests.ts';
+import { type VerifiedCredentialResult, verifyVpToken } from './vp-token-verification.ts';
+
+const OPEN: VerifierRequestStatus[] = ['created', 'retrieved'];
+
+const gone = () => notFound('The presentation request');
+const refused = (sentence: string) => new CofferError('invalid_request', sentence);
+const resultContext = (id: string) => `verifier-requests/${id}/result`;
+const claimsContext = (id: string) => `verifier-requests/${id}/claims`;
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** What a request says about itself; an open request past its time is expired from then on. */
+async function currentRequest(
+  deps: VerifierDeps,
+  id: string,
+): Promise<VerifierRequestRow & { stored: StoredRequest }> {
+  const row = await findVerifierRequest(deps.db, id);
+  if (!row) throw gone();
+  const stored = JSON.parse(row.request) as StoredRequest;
+  if (OPEN.includes(row.status) && row.expires_at <= deps.now().toISOString()) {
+    if (await advanceVerifierRequest(deps.db, id, OPEN, { status: 'expired' })) {
+      await queueStatusEvent(deps, {
+        requestId: id,
+        clientId: row.client_id,
+        callbackUrl: stored.callbackUrl,
+        status: 'expired',
+      });
+    }
+    return { ...row, status: 'expired', stored };
+  }
+  return { ...row, stored };
+}
+
+function walletMetadataOf(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const value = JSON.parse(raw) as unknown;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      return value as Record<string, unknown>;
+  } catch {}
+  throw refused('wallet_metadata is not a JSON object.');
+}
+
+/**
+ * GET or POST /v1/verifier/requests/{id}/request-object (§5.10): the signed request object, with
+ * the wallet's nonce when it sent one. The first fetch moves the request to `retrieved`.
+ */
+export async function fetchRequestObject(
+  deps: VerifierDeps,
+  id: string,
+  wallet: { wallet_nonce?: string | undefined; wallet_metadata?: string | undefined },
+): Promise<string> {
+  const row = await currentRequest(deps, id);
+  if (!OPEN.includes(row.status) || row.stored.responseMode.startsWith('dc_api')) throw gone();
+  const metadata = walletMetadataOf(wallet.wallet_metadata);
+  const verifier = await verifierOf(deps, row.client_id);
+  const jwt = await signRequestObject(deps, verifier, row, row.stored, {
+    nonce: wallet.wallet_nonce,
+    metadata,
+  });
+  if (row.status === 'created') {
+    const changes = wallet.wallet_nonce
+      ? { status: 'retrieved' as const, wallet_nonce: wallet.wallet_nonce }
+      : { status: 'retrieved' as const };
+    if (await advanceVerifierRequest(deps.db, id, ['created'], changes)) {
+      await queueStatusEvent(deps, {
+        requestId: id,
+        clientId: row.client_id,
+        callbackUrl: row.stored.callbackUrl,
+        status: 'retrieved',
+      });
+    }
+  }
+  return jwt;
+}
+
+/** The response parameters (§8.1), decrypted when the request asked for encryption (§8.3). */
+async function responseParameters(
+  deps: VerifierDeps,
+  row: VerifierRequestRow & { stored: StoredRequest },
+  form: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  if (typeof form['error'] === 'string') return form;
+  if (!isEncrypted(row.stored.responseMode)) {
+    if (typeof form['vp_token'] !== 'string')
+      throw refused('The response carries neither vp_token nor error.');
+    try {
+      return { ...form, vp_token: JSON.parse(form['vp_token']) };
+    } catch {
+      throw refused('vp_token is not JSON (OpenID4VP §8.1).');
+    }
+  }
+  if (typeof form['response'] !== 'string')
+    throw refused('This request asked for an encrypted response (response).');
+  const privateJwk = JSON.parse(
+    deps.cipher.decrypt(row.encryption_key_sealed, encryptionKeyContext(row.id)),
+  ) as JWK;
+  try {
+    const { plaintext, protectedHeader } = await compactDecrypt(
+      form['response'],
+      await importJWK(privateJwk, 'ECDH-ES'),
+      {
+        keyManagementAlgorithms: ['ECDH-ES'],
+        contentEncryptionAlgorithms: ['A128GCM', 'A256GCM'],
+      },
+    );
+    if (protectedHeader.kid !== undefined && protectedHeader.kid !== row.stored.encryptionJwk.kid) {
+      throw new Error('the kid names another key');
+    }
+    const parameters = JSON.parse(new TextDecoder().decode(plaintext)) as unknown;
+    if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters))
+      throw new Error('not a JSON object');
+    return parameters as Record<string, unknown>;
+  } catch (error) {
+    throw refused(
+      `The response could not be decrypted with this request's key: ${(error as Error).message}.`,
+    );
+  }
+}
+
+interface StoredResult {
+  credentials: Record<string, Omit<VerifiedCredentialResult, 'claims'>[]>;
+  error?: { error: string; error_description?: string };
+}
+
+/** What every presentation of this answer is bound to (§14.1.2; B.2.6 for the mdoc transcript). */
+async function audienceOf(
+  deps: VerifierDeps,
+  row: VerifierRequestRow & { stored: StoredRequest },
+  origin: string | undefined,
+) {
+  const encrypted = isEncrypted(row.stored.responseMode);
+  return {
+    // Over the Digital Credentials API the audience is the origin, even for signed requests (A.4).
+    clientId: origin ? `origin:${origin}` : row.stored.clientId,
+    nonce: row.nonce,
+    responseUri: origin ? '' : responseUriOf(deps, row.id),
+    encryptionJwkThumbprint: encrypted
+      ? Buffer.from(await calculateJwkThumbprint(row.stored.encryptionJwk, 'sha256'), 'base64url')
+      : null,
+  };
+}
+
+/** Verifies and records a wallet's answer; returns where a same-device browser goes next. */
+async function settle(
+  deps: VerifierDeps,
+  row: VerifierRequestRow & { stored: StoredRequest },
+  parameters: Record<string, unknown>,
+  origin: string | undefined,
+): Promise<{ redirect_uri?: string }> {
+  let status: VerifierRequestStatus;
+  let result: StoredResult;
+  let claims: Record<string, Record<string, unknown>[]> = {};
+  if (typeof parameters['error'] === 'string') {
+    const error = parameters['error'].slice(0, 256);
+    status = error === 'access_denied' ? 'declined' : 'rejected';
+    const description =
+      typeof parameters['error_description'] === 'string'
+        ? parameters['error_description'].slice(0, 500)
+        : undefined;
+    result = {
+      credentials: {},
+      error: { error, ...(description ? { error_description: description } : {}) },
+    };
+  } else {
+    const verified = await verifyVpToken(parameters['vp_token'], {
+      request: row.stored,
+      base: { audience: await audienceOf(deps, row, origin), origin, now: deps.now() },
+      issuerTrustAnchors: deps.issuerTrustAnchors,
+      presentations: deps.presentations,
+      status: deps.status,
+    });
+    status = verified.verified ? 'verified' : 'rejected';
+    const credentials = Object.fromEntries(
+      Object.entries(verified.credentials).map(([id, list]) => [
+        id,
+        list.map(({ claims: _c, ...rest }) => rest),
+      ]),
+    );
+    claims = Object.fromEntries(
+      Object.entries(verified.credentials).map(([id, list]) => [id, list.map((entry) => entry.claims ?? {})]),
+    );
+    result = {
+      credentials,
+      ...(verified.failure
+        ? {
+            error: {
+              error: 'verification_failed',
+              error_description: `${verified.failure.query ? `${verified.failure.query}: ` : ''}${verified.failure.check} — ${verified.failure.detail}`,
+            },
+          }
+        : {}),
+    };
+  }
+  const responseCode = row.stored.redirectUri ? randomBytes(24).toString('base64url') : null;
+  const advanced = await advanceVerifierRequest(deps.db, row.id, OPEN, {
+    status,
+    result_sealed: deps.cipher.encrypt(JSON.stringify(result), resultContext(row.id)),
+    claims_sealed:
+      status === 'verified' ? deps.cipher.encrypt(JSON.stringify(claims), claimsContext(row.id)) : null,
+    response_code_hash: responseCode ? sha256(responseCode) : null,
+    answered_at: deps.now().toISOString(),
+  });
+  if (!advanced) throw refused('This request has been answered already; a response is taken once.');
+  await queueStatusEvent(deps, {
+    requestId: row.id,
+    clientId: row.client_id,
+    callbackUrl: row.stored.callbackUrl,
+    status,
+  });
+  return responseCode ? { redirect_uri: `${row.stored.redirectUri}#response_code=${responseCode}` } : {};
+}
+
+/**
+ * POST /v1/verifier/requests/{id}/response (§8.2, §8.3.1): the wallet's answer or its error,
+ * taken once. An answer that cannot be read as this request's (wrong key, wrong state) is
+ * refused and leaves the request open; one that can is verified and settles it either way.
+ */
+export async function receiveWalletResponse(
+  deps: VerifierDeps,
+  id: string,
+  form: Record<string, unknown>,
+): Promise<{ redirect_uri?: string }> {
+  const row = await currentRequest(deps, id);
+  if (row.stored.responseMode.startsWith('dc_api')) throw gone();
+  if (row.status === 'expired') throw refused('This request has expired.');
+  if (!OPEN.includes(row.status))
+    throw refused('This request has been answered already; a response is taken once.');
+  const parameters = await responseParameters(deps, row, form);
+  if (parameters['state'] !== row.state) throw refused('The state does not match this request.');
+  return settle(deps, row, parameters, undefined);
+}
+
+/** POST /v1/verifier/requests/{id}/dc-api-response: what the browser's Digital Credentials API returned. */
+export async function receiveDcApiResponse(
+  deps: VerifierDeps,
+  clientId: number,
+  id: string,
+  body: { origin: string; data: Record<string, unknown> },
+): Promise<void> {
+  const row = await currentRequest(deps, id);
+  if (row.client_id !== clientId || !row.stored.responseMode.startsWith('dc_api')) throw gone();
+  if (row.status === 'expired') throw refused('This request has expired.');
+  if (!OPEN.includes(row.status))
+    throw refused('This request has been answered already; a response is taken once.');
+  if (!row.stored.expectedOrigins?.includes(body.origin)) {
+    throw refused("The origin is not one of the request's expected_origins.");
+  }
+  const parameters = await responseParameters(deps, row, body.data);
+  await settle(deps, row, parameters, body.origin);
+}
+
+function sameSecret(given: string, expectedHash: string): boolean {
+  return timingSafeEqual(Buffer.from(sha256(given), 'hex'), Buffer.from(expectedHash, 'hex'));
+}
+
+/**
+ * GET /v1/verifier/requests/{id}: the status and, once verified, the claims per query. A same-
+ * device request is read with the response_code the wallet's redirect carried. The claims go
+ * RESULT_RETENTION seconds after the first read.
+ */
+export async function readVerifierResult(
+  deps: VerifierDeps,
+  clientId: number,
+  id: string,
+  responseCode: string | undefined,
+) {
+  const row = await currentRequest(deps, id);
+  if (row.client_id !== clientId) throw gone();
+  const base = { id: row.id, status: row.status, expires_at: row.expires_at };
+  if (!row.result_sealed) return base;
+  if (row.response_code_hash) {
+    if (responseCode === undefined) {
+      throw new CofferError(
+        'invalid_request',
+        "This same-device request is read with the response_code of the wallet's redirect.",
+        {
+          details: [{ path: '/querystring/response_code', message: 'is required' }],
+        },
+      );
+    }
+    if (!sameSecret(responseCode, row.response_code_hash))
+      throw new CofferError('forbidden', "The response_code is not this request's.");
+  }
+  const now = deps.now();
+  let firstRead = row.first_read_at;
+  if (!firstRead) {
+    firstRead = now.toISOString();
+    await updateVerifierRequest(deps.db, id, { first_read_at: firstRead });
+  }
+  const result = JSON.parse(deps.cipher.decrypt(row.result_sealed, resultContext(id))) as StoredResult;
+  const retained = new Date(firstRead).getTime() + deps.config.resultRetention * 1000 > now.getTime();
+  const claims =
+    row.claims_sealed && retained
+      ? (JSON.parse(deps.cipher.decrypt(row.claims_sealed, claimsContext(id))) as Record<
+          string,
+          Record<string, unknown>[]
+        >)
+      : undefined;
+  const credentials = Object.fromEntries(
+    Object.entries(result.credentials).map(([query, list]) => [
+      query,
+      list.map((entry, index) => ({
+        ...entry,
+        ...(claims?.[query]?.[index] ? { claims: claims[query]![index] } : {}),
+      })),
+    ]),
+  );
+  return {
+    ...base,
+    credentials,
+    ...(row.stored.transactionData.length
+      ? {
+          transaction_data: row.stored.transactionData.map((item) =>
+            JSON.parse(Buffer.from(item, 'base64url').toString('utf8')),
+          ),
+        }
+      : {}),
+    ...(row.status === 'verified' && !claims ? { claims_deleted: true } : {}),
+    ...(result.error ? { error: result.error } : {}),
+  };
+}
+
+/** What the /verify/{id} page shows and polls: the state only, never a claim. */
+export async function requestForPage(deps: VerifierDeps, id: string) {
+  const row = await currentRequest(deps, id);
+  const verifier = await verifierOf(deps, row.client_id);
+  const requestUri = `${deps.config.publicUrl}/v1/verifier/requests/${id}/request-object`;
+  return {
+    id,
+    status: row.status,
+    expires_at: row.expires_at,
+    verifier: verifier.name,
+    dcApi: row.stored.responseMode.startsWith('dc_api'),
+    authorizationRequest: `openid4vp://?${new URLSearchParams({
+      client_id: row.stored.clientId,
+      request_uri: requestUri,
+      request_uri_method: 'post',
+    })}`,
+  };
+}
