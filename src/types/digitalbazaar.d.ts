@@ -112,12 +112,28 @@ declare module 'jsonld-signatures' {
   class AuthenticationProofPurpose {
     constructor(options: { challenge: string; domain?: string });
   }
+  /** A purpose whose verification method its controller document lists under `term`. */
+  class ControllerProofPurpose {
+    constructor(options: { term: string; controller?: object });
+  }
   const jsigs: {
     sign<T extends object>(
       document: T,
       options: { suite: object; purpose: object; documentLoader: (url: string) => Promise<unknown> },
     ): Promise<T & { proof: Record<string, unknown> }>;
-    purposes: { AuthenticationProofPurpose: typeof AuthenticationProofPurpose };
+    /** Never throws: `error` is a VerificationError (its `errors`) or the errors of each proof. */
+    verify(
+      document: object,
+      options: {
+        suite: object | object[];
+        purpose: object;
+        documentLoader: (url: string) => Promise<unknown>;
+      },
+    ): Promise<{ verified: boolean; error?: unknown }>;
+    purposes: {
+      AuthenticationProofPurpose: typeof AuthenticationProofPurpose;
+      ControllerProofPurpose: typeof ControllerProofPurpose;
+    };
   };
   export default jsigs;
 }

@@ -1,44 +1,13 @@
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
-import {
-  type CredentialFormat,
-  type CredentialSummary,
-  type DcqlInput,
-  rejected,
-} from '../credential-format.ts';
-import { bitstringStatusReference } from '../status-entries.ts';
+import { type CredentialFormat, type DcqlInput, rejected } from '../credential-format.ts';
 import { expandedTypes } from '../w3c-types.ts';
 import type { Bbs2023Operations } from './bbs-2023/operations.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
-import { resolveIssuerKey } from './issuer-key.ts';
 import { checkCredential } from './ldp-vc-rules.ts';
+import { ldpStatusReference, summaryOf } from './ldp-vc-summary.ts';
 import { discloseForVerifier, signPresentation } from './presentation.ts';
 
 type Document = Record<string, unknown>;
-
-const issuerOf = (document: Document) => {
-  const issuer = document['issuer'];
-  return typeof issuer === 'string' ? issuer : String((issuer as { id?: unknown } | undefined)?.id ?? '');
-};
-const dateOrNull = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
-
-/** What claims paths select from: the credential without its proof, which is no claim. */
-function claimsOf(document: Document): Document {
-  const { proof: _proof, ...claims } = document;
-  return claims;
-}
-
-function summaryOf(document: Document): CredentialSummary {
-  return {
-    format: 'ldp_vc',
-    id: document['id'] as string,
-    issuer: issuerOf(document),
-    type: document['type'] as string[],
-    validFrom: dateOrNull(document['validFrom']),
-    validUntil: dateOrNull(document['validUntil']),
-    claims: claimsOf(document),
-    issuerCertificate: null,
-  };
-}
 
 /**
  * Whether a verifier's `vp_formats_supported.ldp_vc` takes a bbs-2023 credential, and, when the
@@ -107,22 +76,6 @@ export function createLdpVcFormat(deps: {
       );
       return holder ? signPresentation(derived, holder, audience, deps.jsonLd) : derived;
     },
-    statusReference(stored) {
-      const document = stored as Document;
-      if (document?.['credentialStatus'] === undefined) return null;
-      try {
-        // Not checkCredential: an expired or otherwise refused credential still has a status to show.
-        const issuer = issuerOf(document);
-        const key = resolveIssuerKey((document['proof'] as Document | undefined)?.['verificationMethod']);
-        if (key.controller !== issuer) return null;
-        return bitstringStatusReference(document['credentialStatus'], {
-          kind: 'bbs',
-          publicKey: key.publicKey,
-          issuer,
-        });
-      } catch {
-        return null;
-      }
-    },
+    statusReference: (stored) => ldpStatusReference(stored as Document),
   };
 }

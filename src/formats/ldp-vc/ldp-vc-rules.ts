@@ -18,10 +18,16 @@ export interface CheckedCredential {
 // XML Schema dateTime as VC Data Model 2.0 §4.9 requires (time zone optional).
 const DATE_TIME = /^-?\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
 
-function dateOf(value: unknown, field: string): Date | undefined {
+/** A validFrom or validUntil: undefined when absent, null when it is not an XML Schema dateTime. */
+export function dateTimeOf(value: unknown): Date | null | undefined {
   if (value === undefined || value === '') return undefined;
   const date = typeof value === 'string' && DATE_TIME.test(value) ? new Date(value) : undefined;
-  if (!date || Number.isNaN(date.getTime())) throw rejected(`${field} is not an XML Schema dateTime`);
+  return date && !Number.isNaN(date.getTime()) ? date : null;
+}
+
+function dateOf(value: unknown, field: string): Date | undefined {
+  const date = dateTimeOf(value);
+  if (date === null) throw rejected(`${field} is not an XML Schema dateTime`);
   return date;
 }
 

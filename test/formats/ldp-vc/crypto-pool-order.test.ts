@@ -8,7 +8,13 @@ import {
   serializeBaseProofValue,
 } from '../../../src/formats/ldp-vc/bbs-2023/proof-value.ts';
 import { createContextRegistry } from '../../../src/formats/ldp-vc/contexts/document-loader.ts';
-import { CITIZENSHIP_V4RC1, readVector, VECTORS, vectorPublicKey } from './vectors.ts';
+import {
+  CITIZENSHIP_V4RC1,
+  readVector,
+  VECTORS,
+  vectorPresentationHeader,
+  vectorPublicKey,
+} from './vectors.ts';
 
 test('the crypto pool finishes tasks in the order they arrived, so no request waits behind later ones', async (t) => {
   const pool = createPooledOperations({ threads: 1, contexts: createContextRegistry(async () => undefined) });
@@ -84,4 +90,39 @@ test('checks that arrive together are answered each on its own: a forgery, an un
   assert.equal(otherKey.ok, false);
   assert.ok(derived.credential.proof.proofValue, 'a derivation waiting among the checks is served too');
   assert.deepEqual(last, { ok: true });
+});
+
+test("a verifier's derived-proof checks run on the pool: the W3C vectors' derived documents, a registered and an unknown context", async (t) => {
+  const citizenship = JSON.parse(
+    readFileSync(path.join(VECTORS, 'contexts/citizenship-v4rc1.jsonld'), 'utf8'),
+  ) as object;
+  const pool = createPooledOperations({
+    threads: 1,
+    contexts: createContextRegistry(async (url) => (url === CITIZENSHIP_V4RC1 ? citizenship : undefined)),
+  });
+  t.after(() => pool.close());
+  const publicKey = vectorPublicKey();
+  const baseline = readVector('derivedRevealDocument.json');
+  const enhanced = readVector('prc/derivedRevealDocument.json');
+  const unknown = {
+    ...baseline,
+    '@context': [...baseline['@context'], 'https://example.org/unknown-context'],
+  };
+  const [plain, registered, otherHeader, unknownContext] = await Promise.all([
+    pool.verifyDerivedProof(baseline, publicKey, vectorPresentationHeader()),
+    pool.verifyDerivedProof(enhanced, publicKey, vectorPresentationHeader('prc/derivedDisclosureData.json')),
+    pool.verifyDerivedProof(baseline, publicKey, Uint8Array.of(1)),
+    pool.verifyDerivedProof(unknown, publicKey, vectorPresentationHeader()),
+  ]);
+  assert.deepEqual(plain, { ok: true });
+  assert.deepEqual(
+    registered,
+    { ok: true },
+    'a context found in the registry is fetched and the check run again',
+  );
+  assert.deepEqual(otherHeader, { ok: false, reason: 'the presentation header is not the expected one' });
+  assert.match(
+    !unknownContext.ok ? unknownContext.reason : '',
+    /unknown-context, which this service does not know/,
+  );
 });

@@ -4,6 +4,7 @@ import { unknownContextReason } from '../contexts/jsonld-errors.ts';
 import type { BaseProofCheck } from './base-proof.ts';
 import type { BaseProofItem, CryptoTask, CryptoTaskResult } from './crypto-worker.ts';
 import type { Bbs2023Operations } from './operations.ts';
+import type { ProofCheck } from './shared.ts';
 
 /** How many contexts one task may have to fetch from the registry (contexts can import contexts). */
 const MAX_CONTEXT_ROUNDS = 8;
@@ -21,7 +22,11 @@ interface WaitingCheck {
   reject(error: Error): void;
 }
 
-interface WaitingDerive {
+/** A task that runs alone on a thread, without the contexts (added when it is sent). */
+type SingleTask = DistributiveOmit<Exclude<CryptoTask, { op: 'verifyBaseProofs' }>, 'contexts'>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+interface WaitingSingle {
   start(): void;
 }
 
@@ -55,7 +60,7 @@ export function createPooledOperations(options: {
   let loneCheckTimer: NodeJS.Timeout | undefined;
   let loneCheckWaited = false;
   /** Tasks waiting for a thread, in arrival order. */
-  const waiting: Array<WaitingCheck | WaitingDerive> = [];
+  const waiting: Array<WaitingCheck | WaitingSingle> = [];
 
   /** Runs a task in the pool, counted so that waiting work knows when a thread is free. */
   async function submit<T>(task: CryptoTask): Promise<T> {
@@ -132,23 +137,37 @@ export function createPooledOperations(options: {
     }
   }
 
-  /** A derivation's task, run when a thread is free. */
-  function deriveOnce(task: CryptoTask): Promise<CryptoTaskResult> {
+  /** A derivation's or derived-proof check's task, run when a thread is free. */
+  function runOnce(task: CryptoTask): Promise<CryptoTaskResult> {
     return new Promise((resolve, reject) => {
       waiting.push({ start: () => submit<CryptoTaskResult>(task).then(resolve, reject) });
       dispatchWaiting();
     });
   }
 
-  async function derive(task: Omit<Extract<CryptoTask, { op: 'deriveDisclosure' }>, 'contexts'>) {
+  /** Runs a task until the worker lacks no context the registry has; the last result. */
+  async function runWithContexts(task: SingleTask): Promise<CryptoTaskResult> {
     let result: CryptoTaskResult = { kind: 'unknown_context', url: '' };
     for (let round = 0; round < MAX_CONTEXT_ROUNDS; round++) {
-      result = await deriveOnce({ ...task, contexts: options.contexts.known() });
+      result = await runOnce({ ...task, contexts: options.contexts.known() } as CryptoTask);
       if (result.kind !== 'unknown_context' || !(await options.contexts.find(result.url))) break;
     }
+    return result;
+  }
+
+  async function derive(task: Extract<SingleTask, { op: 'deriveDisclosure' }>) {
+    const result = await runWithContexts(task);
     if (result.kind === 'done')
       return result.value as Awaited<ReturnType<Bbs2023Operations['deriveDisclosure']>>;
     throw result.kind === 'unknown_context' ? new UnknownContextError(result.url) : new Error(result.message);
+  }
+
+  async function verifyDerived(task: Extract<SingleTask, { op: 'verifyDerivedProof' }>) {
+    const result = await runWithContexts(task);
+    if (result.kind === 'done') return result.value as ProofCheck;
+    if (result.kind === 'unknown_context')
+      return { ok: false as const, reason: unknownContextReason(result.url) };
+    throw new Error(result.message);
   }
 
   return {
@@ -161,6 +180,8 @@ export function createPooledOperations(options: {
     },
     deriveDisclosure: (document, pointers, presentationHeader, prepared) =>
       derive({ op: 'deriveDisclosure', document, pointers, presentationHeader, prepared }),
+    verifyDerivedProof: (document, issuerPublicKey, presentationHeader) =>
+      verifyDerived({ op: 'verifyDerivedProof', document, issuerPublicKey, presentationHeader }),
     close: () => pool.destroy(),
   };
 }

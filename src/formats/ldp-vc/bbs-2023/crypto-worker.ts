@@ -9,6 +9,7 @@ import {
   signedStatementsOf,
   type VerifyBaseProofOptions,
 } from './base-proof.ts';
+import { verifyDerivedProof } from './derived-proof.ts';
 import { deriveDisclosure } from './disclosure.ts';
 import type { SecuredDocument } from './shared.ts';
 
@@ -31,6 +32,13 @@ export type CryptoTask =
       pointers: string[];
       presentationHeader: Uint8Array;
       prepared?: unknown;
+      contexts: Record<string, object>;
+    }
+  | {
+      op: 'verifyDerivedProof';
+      document: SecuredDocument;
+      issuerPublicKey: Uint8Array;
+      presentationHeader: Uint8Array;
       contexts: Record<string, object>;
     };
 
@@ -99,25 +107,29 @@ async function verifyBaseProofs(items: BaseProofItem[], contexts: Record<string,
   return results;
 }
 
-export default async function runCryptoTask(
-  task: CryptoTask,
-): Promise<CryptoTaskResult | CryptoTaskResult[]> {
-  if (task.op === 'verifyBaseProofs') return verifyBaseProofs(task.items, task.contexts);
+/** A derivation, or a verifier's derived-proof check (whose JSON-LD failures become reasons). */
+async function runSingle(task: Exclude<CryptoTask, { op: 'verifyBaseProofs' }>): Promise<CryptoTaskResult> {
   const loader = contextLoader(task.contexts);
   const deps = { bbs: fastBbs, jsonLd: { documentLoader: loader.documentLoader } };
   try {
-    const value = await deriveDisclosure(
-      task.document,
-      task.pointers,
-      task.presentationHeader,
-      deps,
-      task.prepared,
-    );
+    const value =
+      task.op === 'deriveDisclosure'
+        ? await deriveDisclosure(task.document, task.pointers, task.presentationHeader, deps, task.prepared)
+        : await verifyDerivedProof(task.document, task.issuerPublicKey, task.presentationHeader, deps);
     const missing = loader.missing();
     return missing ? { kind: 'unknown_context', url: missing } : { kind: 'done', value };
   } catch (error) {
     const missing = loader.missing();
     if (missing) return { kind: 'unknown_context', url: missing };
+    const reason = task.op === 'verifyDerivedProof' ? describeJsonLdError(error) : undefined;
+    if (reason) return { kind: 'done', value: { ok: false, reason } };
     throw error;
   }
+}
+
+export default async function runCryptoTask(
+  task: CryptoTask,
+): Promise<CryptoTaskResult | CryptoTaskResult[]> {
+  if (task.op === 'verifyBaseProofs') return verifyBaseProofs(task.items, task.contexts);
+  return runSingle(task);
 }
