@@ -6,7 +6,6 @@ import {
   DataItem,
   DateOnly,
   DeviceAuth,
-  DeviceAuthentication,
   DeviceNamespaces,
   DeviceResponse,
   DeviceSignature,
@@ -20,7 +19,6 @@ import {
   type IssuerSignedItem,
   type MobileSecurityObject,
   ProtectedHeaders,
-  SessionTranscript,
   type SignatureAlgorithm,
   UnprotectedHeaders,
 } from '@owf/mdoc';
@@ -44,6 +42,7 @@ import {
   jwkOfCoseKey,
   mdocContext,
 } from './mdoc-context.ts';
+import { deviceAuthenticationBytes, oid4vpSessionTranscript } from './session-transcript.ts';
 
 /**
  * ISO/IEC 18013-5 mdocs (`mso_mdoc`, OpenID4VP B.2): stored as the base64url CBOR IssuerSigned
@@ -484,25 +483,16 @@ export const msoMdocFormat: CredentialFormat = {
     });
 
     const docType = mdoc.mso.docType;
-    const sessionTranscript = await SessionTranscript.forOid4Vp(
-      {
-        clientId: audience.clientId,
-        nonce: audience.nonce,
-        responseUri: audience.responseUri,
-        ...(audience.encryptionJwkThumbprint ? { jwkThumbprint: audience.encryptionJwkThumbprint } : {}),
-      },
-      mdocContext,
-    );
     const deviceNamespaces = DeviceNamespaces.create({ deviceNamespaces: new Map() });
     const alg = algorithmForKey(privateKey);
     const deviceSignature = await DeviceSignature.create(
       {
         protectedHeaders: ProtectedHeaders.create({ protectedHeaders: new Map([[Header.Algorithm, alg]]) }),
         unprotectedHeaders: UnprotectedHeaders.create({}),
-        detachedPayload: DeviceAuthentication.create({ sessionTranscript, docType, deviceNamespaces }).encode(
-          {
-            asDataItem: true,
-          },
+        detachedPayload: deviceAuthenticationBytes(
+          oid4vpSessionTranscript(audience),
+          docType,
+          DataItem.fromData(deviceNamespaces.encodedStructure),
         ),
         signingKey: coseKeyOfJwk(holder.privateJwk),
         algorithm: alg as SignatureAlgorithm,
