@@ -1,175 +1,56 @@
-import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import {
   cborDecode,
-  cborEncode,
-  compareBytes,
   DataItem,
-  DateOnly,
   DeviceAuth,
-  DeviceAuthentication,
   DeviceNamespaces,
   DeviceResponse,
   DeviceSignature,
   DeviceSigned,
   Document,
   Header,
-  IssuerAuth,
-  type IssuerAuthEncodedStructure,
-  IssuerNamespaces,
   IssuerSigned,
   type IssuerSignedItem,
-  type MobileSecurityObject,
   ProtectedHeaders,
-  SessionTranscript,
   type SignatureAlgorithm,
   UnprotectedHeaders,
 } from '@owf/mdoc';
-import type {
-  CredentialFormat,
-  CredentialSummary,
-  IssuerCertificate,
-  ParseContext,
-} from '../credential-format.ts';
+import type { CredentialFormat, IssuerCertificate, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
-import { certificateChain, certificateOf, publicKeyOf } from '../jose-credentials.ts';
-import { tokenStatusReference } from '../status-entries.ts';
+import { certificateChain, certificateOf } from '../jose-credentials.ts';
+import {
+  CLOCK_SKEW_MS,
+  digestProblem,
+  type Element,
+  IssuerNamespacesAsIssued,
+  iso,
+  issuerSignatureProblem,
+  type Mdoc,
+  readIssuerSigned,
+  signingTimeProblem,
+  statusReferenceOf,
+  summaryOf,
+  x5chainOf,
+} from './issuer-signed.ts';
 import {
   ALGORITHMS_OF_CURVE,
-  algorithmFitsKey,
   algorithmForKey,
   algorithmOf,
-  COSE_ALGORITHMS,
   coseKeyOfJwk,
   curveOf,
-  jwkOfCoseKey,
   mdocContext,
 } from './mdoc-context.ts';
+import { deviceAuthenticationBytes, oid4vpSessionTranscript } from './session-transcript.ts';
 
 /**
  * ISO/IEC 18013-5 mdocs (`mso_mdoc`, OpenID4VP B.2): stored as the base64url CBOR IssuerSigned
  * that OpenID4VCI delivers; presented as a DeviceResponse holding only the requested elements,
  * signed by the device key (the holder key) over the OpenID4VP SessionTranscript.
- *
- * Built on @owf/mdoc's structures, with one correction: the library re-encodes what it decodes
- * (each IssuerSignedItem, the issuerAuth protected header) and hashes or sends its own encoding.
- * Where another CBOR encoder made the mdoc (a half-precision float, say), that is not the
- * issuer's bytes: a genuine mdoc would fail its digests and a presentation its verifier. So the
- * digests are checked here over the bytes as issued, and the structures below encode as issued.
  */
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
-const CLOCK_SKEW_MS = 60_000;
-const DIGEST_ALGORITHMS = ['SHA-256', 'SHA-384', 'SHA-512'];
 /** The issuerAuth algorithms taken: ES256, ES384, ES512, EdDSA, and the fully specified ESP256 and Ed25519. */
 const ISSUER_ALGORITHMS = [-7, -35, -36, -8, -9, -19];
-
-const iso = (date: Date) => date.toISOString();
-const algorithmName = (alg: number) => `${COSE_ALGORITHMS[alg]?.name ?? 'unknown'} (${alg})`;
-
-/** IssuerNamespaces that encode as the issuer's IssuerSignedItemBytes, not the library's re-encoding. */
-class IssuerNamespacesAsIssued extends IssuerNamespaces {
-  asIssued: Map<string, DataItem[]>;
-  constructor(items: Map<string, IssuerSignedItem[]>, asIssued: Map<string, DataItem[]>) {
-    super(items);
-    this.asIssued = asIssued;
-  }
-  override get encodedStructure() {
-    return this.asIssued;
-  }
-}
-
-/** A protected header that encodes as the issuer's bytes (which the signature covers). */
-class ProtectedHeadersAsIssued extends ProtectedHeaders {
-  asIssued: Uint8Array;
-  constructor(asIssued: Uint8Array) {
-    super(ProtectedHeaders.fromEncodedStructure(asIssued).decodedStructure);
-    this.asIssued = asIssued;
-  }
-  override get encodedStructure() {
-    return this.asIssued;
-  }
-}
-
-/** The issuerAuth COSE_Sign1 as issued: signed-over bytes and encoding are the issuer's. */
-class IssuerAuthAsIssued extends IssuerAuth {
-  asIssued: IssuerAuthEncodedStructure;
-  protectedAsIssued: ProtectedHeadersAsIssued;
-  constructor(asIssued: IssuerAuthEncodedStructure) {
-    super(IssuerAuth.fromEncodedStructure(asIssued).decodedStructure);
-    this.asIssued = asIssued;
-    this.protectedAsIssued = new ProtectedHeadersAsIssued(asIssued[0]);
-  }
-  override get protectedHeaders() {
-    return this.protectedAsIssued;
-  }
-  override get encodedStructure() {
-    return this.asIssued;
-  }
-}
-
-interface Element {
-  namespace: string;
-  item: IssuerSignedItem;
-  /** The IssuerSignedItemBytes (tag 24) as the issuer encoded them: what its digest covers. */
-  asIssued: DataItem;
-}
-
-interface Mdoc {
-  issuerAuth: IssuerAuthAsIssued;
-  mso: MobileSecurityObject;
-  elements: Element[];
-  /** base64url SHA-256 of the issuerAuth COSE_Sign1: the credential's identifier (the 409 rule). */
-  id: string;
-  claims: Record<string, Record<string, unknown>>;
-  /** deviceKeyInfo.deviceKey as a public JWK; null when it is no key Coffer can use. */
-  deviceJwk: JsonWebKey | null;
-  /** The MSO's `status` (draft-ietf-oauth-status-list, mdoc section), which the library does not read. */
-  status: unknown;
-  /** The curve of the document signer's key, worked out when first asked. */
-  issuerCurve?: string | null;
-}
-
-/** CBOR values as JSON: full-date and tdate as ISO strings, byte strings as base64url, maps as objects. */
-function jsonOf(value: unknown): unknown {
-  if (value instanceof DataItem) return jsonOf(value.data);
-  if (value instanceof DateOnly) {
-    try {
-      return value.toISOString();
-    } catch {
-      return null; // an invalid full-date: nothing to show
-    }
-  }
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64url');
-  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), jsonOf(v)]));
-  if (Array.isArray(value)) return value.map(jsonOf);
-  if (value !== null && typeof value === 'object' && 'value' in value && 'tag' in value) {
-    return jsonOf((value as { value: unknown }).value);
-  }
-  if (typeof value === 'bigint') return Number(value);
-  return value;
-}
-
-function publicDeviceJwk(mso: MobileSecurityObject): JsonWebKey | null {
-  try {
-    const jwk = jwkOfCoseKey(mso.deviceKeyInfo.deviceKey);
-    if (!jwk) return null;
-    const { d: _d, ...publicJwk } = jwk;
-    createPublicKey({ key: publicJwk, format: 'jwk' }); // a point on its curve
-    return publicJwk;
-  } catch {
-    return null;
-  }
-}
-
-const isItemBytesMap = (value: unknown): value is Map<string, DataItem[]> =>
-  value instanceof Map &&
-  [...value].every(
-    ([namespace, items]) =>
-      typeof namespace === 'string' &&
-      Array.isArray(items) &&
-      items.every((item) => item instanceof DataItem),
-  );
 
 /**
  * Decoded mdocs by their encoding: decoding (CBOR and the library's schema checks) is most of an
@@ -192,80 +73,10 @@ function decode(value: unknown): Mdoc {
   } catch {
     throw rejected('it is not CBOR (base64url of the CBOR IssuerSigned structure)');
   }
-  if (!(raw instanceof Map) || !raw.has('issuerAuth')) {
-    throw rejected('it is not an IssuerSigned structure (a CBOR map with nameSpaces and issuerAuth)');
-  }
-  const namespacesAsIssued = raw.get('nameSpaces') ?? new Map();
-  if (!isItemBytesMap(namespacesAsIssued)) {
-    throw rejected('its nameSpaces is not a map of namespaces to arrays of IssuerSignedItemBytes');
-  }
-  let issuerAuth: IssuerAuthAsIssued;
-  let namespaces: IssuerNamespacesAsIssued;
-  try {
-    issuerAuth = new IssuerAuthAsIssued(raw.get('issuerAuth') as IssuerAuthEncodedStructure);
-  } catch {
-    throw rejected('its issuerAuth is not a COSE_Sign1 structure');
-  }
-  try {
-    const items = IssuerNamespaces.fromEncodedStructure(namespacesAsIssued).issuerNamespaces;
-    namespaces = new IssuerNamespacesAsIssued(items, namespacesAsIssued);
-  } catch {
-    throw rejected(
-      'one of its IssuerSignedItems cannot be read (digestID, random, elementIdentifier, elementValue)',
-    );
-  }
-  if (!issuerAuth.payload) throw rejected('its issuerAuth carries no Mobile Security Object');
-  let msoMap: unknown;
-  try {
-    msoMap = cborDecode(issuerAuth.payload);
-  } catch {
-    throw rejected('its Mobile Security Object is not CBOR');
-  }
-  const digestAlgorithm = msoMap instanceof Map ? msoMap.get('digestAlgorithm') : undefined;
-  if (!DIGEST_ALGORITHMS.includes(digestAlgorithm)) {
-    throw rejected(`its digest algorithm ${String(digestAlgorithm)} is not SHA-256, SHA-384 or SHA-512`);
-  }
-  let mso: MobileSecurityObject;
-  try {
-    mso = issuerAuth.mobileSecurityObject;
-  } catch {
-    throw rejected(
-      'its Mobile Security Object cannot be read (version 1.0, docType, valueDigests, deviceKeyInfo, validityInfo)',
-    );
-  }
-
-  const elements: Element[] = [];
-  const claims: Record<string, Record<string, unknown>> = {};
-  for (const [namespace, items] of namespaces.issuerNamespaces) {
-    const asIssued = namespacesAsIssued.get(namespace)!;
-    claims[namespace] = {};
-    items.forEach((item, i) => {
-      elements.push({ namespace, item, asIssued: asIssued[i]! });
-      claims[namespace]![item.elementIdentifier] = jsonOf(item.elementValue);
-    });
-  }
-  const mdoc: Mdoc = {
-    issuerAuth,
-    mso,
-    elements,
-    id: createHash('sha256').update(cborEncode(issuerAuth.encodedStructure)).digest('base64url'),
-    claims,
-    deviceJwk: publicDeviceJwk(mso),
-    status: msoStatusOf(msoMap),
-  };
+  const mdoc = readIssuerSigned(raw);
   if (decodedMdocs.size >= MAX_DECODED) decodedMdocs.delete(decodedMdocs.keys().next().value!);
   decodedMdocs.set(value, mdoc);
   return mdoc;
-}
-
-/** The x5chain of issuerAuth (leaf first), as DER certificates. */
-function x5chainOf(mdoc: Mdoc): Uint8Array[] {
-  const chain = mdoc.issuerAuth.x5chain ?? [];
-  if (chain.length === 0) throw rejected('its issuerAuth carries no x5chain certificate');
-  if (!chain.every((der) => der instanceof Uint8Array)) {
-    throw rejected('its x5chain is not DER certificates');
-  }
-  return chain;
 }
 
 /** The issuer's certificate as the summary shows it; when stored, whatever its validity now. */
@@ -279,62 +90,13 @@ function issuerCertificateOf(chain: Uint8Array[], context: ParseContext): Issuer
   return certificateOf(certificates[0]!, certificates.slice(1), context);
 }
 
-function summaryOf(mdoc: Mdoc, certificate: IssuerCertificate): CredentialSummary {
-  const { validityInfo, docType } = mdoc.mso;
-  return {
-    format: 'mso_mdoc',
-    id: mdoc.id,
-    issuer: certificate.subject,
-    type: docType,
-    validFrom: iso(validityInfo.validFrom),
-    validUntil: iso(validityInfo.validUntil),
-    claims: mdoc.claims,
-    issuerCertificate: certificate,
-  };
-}
-
 /** The issuer's signature, the signing time within its certificate, and every element's digest. */
 async function verifyMdoc(mdoc: Mdoc, leaf: X509Certificate): Promise<void> {
-  const { issuerAuth, mso } = mdoc;
-  const alg = algorithmOf(issuerAuth)!;
-  if (!algorithmFitsKey(alg, leaf.publicKey)) {
-    throw rejected(
-      `its issuerAuth algorithm ${algorithmName(alg)} does not fit its issuer's certificate key`,
-    );
-  }
-  const key = await mdocContext.x509.getPublicKey({ certificate: issuerAuth.certificate, alg: String(alg) });
-  if (!(await issuerAuth.verifySignature({ key }, mdocContext))) {
-    throw rejected("its issuer's signature (issuerAuth) does not verify");
-  }
-  const { signed } = mso.validityInfo;
-  const notBefore = new Date(leaf.validFrom);
-  const notAfter = new Date(leaf.validTo);
-  if (
-    signed.getTime() < notBefore.getTime() - CLOCK_SKEW_MS ||
-    signed.getTime() > notAfter.getTime() + CLOCK_SKEW_MS
-  ) {
-    throw rejected(
-      `it was signed at ${iso(signed)}, outside its issuer certificate's validity (${iso(notBefore)} to ${iso(notAfter)})`,
-    );
-  }
-  const digests = mso.valueDigests.valueDigests;
-  for (const { namespace, item, asIssued } of mdoc.elements) {
-    const digest = await mdocContext.crypto.digest({
-      digestAlgorithm: mso.digestAlgorithm,
-      bytes: cborEncode(asIssued),
-    });
-    const signedDigest = digests.get(namespace)?.get(item.digestId);
-    if (!signedDigest || !compareBytes(digest, signedDigest)) {
-      throw rejected(
-        `its element ${namespace}/${item.elementIdentifier} does not match the digest the issuer signed`,
-      );
-    }
-  }
-}
-
-function msoStatusOf(decoded: unknown): unknown {
-  const mso = decoded instanceof DataItem ? decoded.data : decoded;
-  return mso instanceof Map ? mso.get('status') : undefined;
+  const problem =
+    (await issuerSignatureProblem(mdoc, leaf)) ??
+    signingTimeProblem(mdoc, leaf) ??
+    (await digestProblem(mdoc));
+  if (problem) throw rejected(problem);
 }
 
 /** The COSE algorithms a verifier may list for (alg, curve): the one used and its fully specified twin. */
@@ -484,25 +246,16 @@ export const msoMdocFormat: CredentialFormat = {
     });
 
     const docType = mdoc.mso.docType;
-    const sessionTranscript = await SessionTranscript.forOid4Vp(
-      {
-        clientId: audience.clientId,
-        nonce: audience.nonce,
-        responseUri: audience.responseUri,
-        ...(audience.encryptionJwkThumbprint ? { jwkThumbprint: audience.encryptionJwkThumbprint } : {}),
-      },
-      mdocContext,
-    );
     const deviceNamespaces = DeviceNamespaces.create({ deviceNamespaces: new Map() });
     const alg = algorithmForKey(privateKey);
     const deviceSignature = await DeviceSignature.create(
       {
         protectedHeaders: ProtectedHeaders.create({ protectedHeaders: new Map([[Header.Algorithm, alg]]) }),
         unprotectedHeaders: UnprotectedHeaders.create({}),
-        detachedPayload: DeviceAuthentication.create({ sessionTranscript, docType, deviceNamespaces }).encode(
-          {
-            asDataItem: true,
-          },
+        detachedPayload: deviceAuthenticationBytes(
+          oid4vpSessionTranscript(audience),
+          docType,
+          DataItem.fromData(deviceNamespaces.encodedStructure),
         ),
         signingKey: coseKeyOfJwk(holder.privateJwk),
         algorithm: alg as SignatureAlgorithm,
@@ -523,10 +276,8 @@ export const msoMdocFormat: CredentialFormat = {
   statusReference(stored, context) {
     try {
       const mdoc = decode(stored);
-      const status = mdoc.status;
-      if (status === undefined) return null;
-      const { leaf } = certificateChain(x5chainOf(mdoc), context, false);
-      return tokenStatusReference(jsonOf(status), { kind: 'jose', key: publicKeyOf(leaf) });
+      if (mdoc.status === undefined) return null;
+      return statusReferenceOf(mdoc, certificateChain(x5chainOf(mdoc), context, false).leaf);
     } catch {
       return null;
     }

@@ -154,7 +154,13 @@ function signWith(alg: number, key: KeyObject, data: Uint8Array): Uint8Array {
   return new Uint8Array(hash ? sign(hash, data, { key, dsaEncoding: 'ieee-p1363' }) : sign(null, data, key));
 }
 
-function verifyWith(alg: number, key: KeyObject, data: Uint8Array, signature: Uint8Array): boolean {
+/** Whether `signature` (raw r‖s for ECDSA, as COSE has it) verifies over `data` with `key` in COSE algorithm `alg`; false for an algorithm that does not fit the key. */
+export function verifyCoseSignature(
+  alg: number,
+  key: KeyObject,
+  data: Uint8Array,
+  signature: Uint8Array,
+): boolean {
   if (!algorithmFitsKey(alg, key)) return false;
   const { hash } = COSE_ALGORITHMS[alg]!;
   try {
@@ -223,7 +229,7 @@ export const mdocContext: MdocContext = {
         const alg = algorithmOf(sign1);
         if (alg === undefined) return false;
         try {
-          return verifyWith(alg, keyObjectOf(key, 'public'), sign1.toBeSigned, sign1.signature);
+          return verifyCoseSignature(alg, keyObjectOf(key, 'public'), sign1.toBeSigned, sign1.signature);
         } catch {
           return false;
         }
