@@ -217,8 +217,8 @@ export async function verifyVpToken(vpToken: unknown, context: VpTokenContext): 
     }
     for (const presented of list) {
       const { result, verified } = await verifyOne(queryId, query, presented, items, context);
-      (credentials[queryId] ??= []).push(result);
-      (byQuery[queryId] ??= []).push(verified);
+      credentials[queryId] = [...(credentials[queryId] ?? []), result];
+      byQuery[queryId] = [...(byQuery[queryId] ?? []), verified];
       const failed = verified.checks.find((check) => !check.ok);
       if (failed)
         failure ??= { query: queryId, check: failed.name, detail: failed.detail ?? `${failed.name} failed` };
