@@ -65,6 +65,8 @@ export const isoOrNull = (seconds: unknown) => (typeof seconds === 'number' ? is
 export interface IssuerKey {
   key: KeyObject | JsonWebKey;
   certificate: IssuerCertificate | null;
+  /** The DID whose key it is, when no certificate names the issuer (a verifier's trust is by DID). */
+  did?: string;
 }
 
 export function certificateOf(
@@ -162,7 +164,7 @@ export function issuerKeyOf(decoded: DecodedJws, context: ParseContext, requireV
     if (typeof iss === 'string' && iss.startsWith('did:') && resolved.did !== iss) {
       throw rejected(`it is signed with a key of ${resolved.did}, not of its issuer ${iss}`);
     }
-    return { key: resolved.jwk, certificate: null };
+    return { key: resolved.jwk, certificate: null, did: resolved.did };
   } catch (error) {
     if (error instanceof DidResolutionError) throw rejected(error.message);
     throw error;

@@ -1,18 +1,17 @@
-import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
+import { createPrivateKey, randomUUID } from 'node:crypto';
 import type { JsonLdOptions } from '@digitalbazaar/di-sd-primitives';
 import { SignJWT } from 'jose';
-import type { CredentialFormat, CredentialSummary, ParseContext } from '../credential-format.ts';
-import { compactListEntry, rejected } from '../credential-format.ts';
+import type { CredentialFormat } from '../credential-format.ts';
+import { compactListEntry } from '../credential-format.ts';
 import {
   checkTimes,
   decodeJws,
-  isoOrNull,
   issuerKeyOf,
   takesAlgorithm,
   verifyIssuerSignature,
 } from '../jose-credentials.ts';
-import { bitstringStatusReference } from '../status-entries.ts';
 import { expandedTypes } from '../w3c-types.ts';
+import { COMPACT_JWS, readVcJwt, vcJwtStatusReference } from './vc-jwt.ts';
 
 /**
  * W3C VC Data Model 1.1 credentials secured as a JWT (`jwt_vc_json`, OpenID4VP B.1.3.1): stored
@@ -20,45 +19,7 @@ import { expandedTypes } from '../w3c-types.ts';
  * cannot disclose less.
  */
 
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const HOLDER_ALGORITHM = 'EdDSA';
-
-type Vc = Record<string, unknown>;
-
-function read(value: unknown, context: ParseContext) {
-  if (typeof value !== 'string' || !COMPACT_JWS.test(value))
-    throw rejected('a jwt_vc_json credential is a compact JWS');
-  const decoded = decodeJws(value, 'the VC-JWT');
-  const vc = decoded.payload['vc'];
-  if (vc === null || typeof vc !== 'object' || Array.isArray(vc))
-    throw rejected('its payload has no vc object');
-  const types = (vc as Vc)['type'];
-  if (!Array.isArray(types) || !types.includes('VerifiableCredential')) {
-    throw rejected('its vc.type does not include VerifiableCredential');
-  }
-  const { iss, sub, jti } = decoded.payload;
-  if (typeof iss !== 'string' || !iss.startsWith('did:')) throw rejected('its iss is not the issuer DID');
-  if (typeof sub !== 'string' || !sub.startsWith('did:')) throw rejected("its sub is not the holder's DID");
-  const subject = (vc as Vc)['credentialSubject'] as { id?: unknown } | undefined;
-  if (subject?.id !== undefined && subject.id !== sub)
-    throw rejected('its vc.credentialSubject.id is not its sub');
-  const summary: CredentialSummary = {
-    format: 'jwt_vc_json',
-    id:
-      typeof jti === 'string'
-        ? jti
-        : typeof (vc as Vc)['id'] === 'string'
-          ? ((vc as Vc)['id'] as string)
-          : createHash('sha256').update(value).digest('base64url'),
-    issuer: iss,
-    type: types as string[],
-    validFrom: isoOrNull(decoded.payload.nbf) ?? isoOrNull(decoded.payload.iat),
-    validUntil: isoOrNull(decoded.payload.exp),
-    claims: vc as Vc,
-    issuerCertificate: null,
-  };
-  return { jwt: value, decoded, summary, sub, context };
-}
 
 /** jwt_vc_json, with the JSON-LD contexts its DCQL `type_values` are expanded by. */
 export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
@@ -76,7 +37,7 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
       }
     },
     parse(value, context) {
-      const { jwt, decoded, summary, sub } = read(value, context);
+      const { jwt, decoded, summary, sub } = readVcJwt(value);
       checkTimes(decoded.payload, context.now);
       const issuer = issuerKeyOf(decoded, context);
       return {
@@ -89,7 +50,7 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
         },
       };
     },
-    summarize: (stored, context) => read(stored, context).summary,
+    summarize: (stored) => readVcJwt(stored).summary,
     listEntry: compactListEntry,
     async dcqlInput(_stored, summary) {
       return {
@@ -125,17 +86,6 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
         .setJti(`urn:uuid:${randomUUID()}`)
         .sign(createPrivateKey({ key: holder.privateJwk, format: 'jwk' }));
     },
-    statusReference(stored, context) {
-      try {
-        const { decoded, summary } = read(stored, context);
-        // VC 1.1 puts it in `vc`; a VC 2.0 JWT may carry it as a top-level claim.
-        const credentialStatus = summary.claims['credentialStatus'] ?? decoded.payload['credentialStatus'];
-        if (credentialStatus === undefined) return null;
-        const { key } = issuerKeyOf(decoded, context, false);
-        return bitstringStatusReference(credentialStatus, { kind: 'jose', key });
-      } catch {
-        return null;
-      }
-    },
+    statusReference: vcJwtStatusReference,
   };
 }

@@ -1,12 +1,10 @@
-import { createHash, createPrivateKey, sign } from 'node:crypto';
-import { decodeSdJwtSync, getClaimsSync } from '@sd-jwt/decode';
+import { createPrivateKey, sign } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import type { CredentialFormat, CredentialSummary, HolderKey, ParseContext } from '../credential-format.ts';
+import type { CredentialFormat, HolderKey, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
   checkTimes,
   decodeJws,
-  isoOrNull,
   issuerKeyOf,
   takesAlgorithm,
   verifyIssuerSignature,
@@ -14,6 +12,7 @@ import {
 import { tokenStatusReference } from '../status-entries.ts';
 import { presentationFrameOf } from './presentation-frame.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
+import { hasher, holderOf, readDisclosures, readIssuerJwt, SD_JWT_TYPES, summaryOf } from './sd-jwt-parts.ts';
 
 /**
  * IETF SD-JWT VCs (`dc+sd-jwt`, OpenID4VP B.3): stored as the compact issuer-signed JWT with its
@@ -25,18 +24,6 @@ const SD_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+~([A-Za-z0-9_-]+~
 const HOLDER_ALGORITHM = 'EdDSA';
 /** Reading a stored credential for its claims needs no clock or trust anchors. */
 const NO_TRUST: ParseContext = { now: new Date(0), issuerTrustAnchors: [] };
-const TYPES = ['dc+sd-jwt', 'vc+sd-jwt'];
-
-const sha256 = (data: string | ArrayBuffer) =>
-  new Uint8Array(
-    createHash('sha256')
-      .update(typeof data === 'string' ? data : Buffer.from(data))
-      .digest(),
-  );
-const hasher = (data: string | ArrayBuffer, alg: string) => {
-  if (alg.toLowerCase() !== 'sha-256') throw rejected(`its _sd_alg ${alg} is not sha-256`);
-  return sha256(data);
-};
 
 function read(value: unknown, context: ParseContext) {
   if (typeof value !== 'string' || !value.includes('~')) {
@@ -46,48 +33,12 @@ function read(value: unknown, context: ParseContext) {
     throw rejected('it carries a key binding JWT; store the SD-JWT VC as issued, ending in ~');
   if (!SD_JWT.test(value)) throw rejected('it is not a compact SD-JWT (base64url parts separated by ~)');
   const issuerJwt = value.slice(0, value.indexOf('~'));
-  const decodedJws = decodeJws(issuerJwt, 'its issuer-signed JWT');
-  if (!TYPES.includes(String(decodedJws.header.typ)))
-    throw rejected(`its typ ${String(decodedJws.header.typ)} is not dc+sd-jwt`);
+  const decodedJws = readIssuerJwt(issuerJwt, true);
   const payload = decodedJws.payload as Record<string, unknown>;
-  const sdAlg = payload['_sd_alg'] ?? 'sha-256';
-  if (sdAlg !== 'sha-256') throw rejected(`its _sd_alg ${String(sdAlg)} is not sha-256`);
-  if (typeof payload['vct'] !== 'string' || payload['vct'] === '') throw rejected('it has no vct');
-  if (typeof payload['iss'] !== 'string' || payload['iss'] === '') throw rejected('it has no iss');
-  let decoded: ReturnType<typeof decodeSdJwtSync>;
-  let claims: Record<string, unknown>;
-  try {
-    decoded = decodeSdJwtSync(value, hasher);
-    claims = getClaimsSync<Record<string, unknown>>(decoded.jwt.payload, decoded.disclosures, hasher);
-  } catch {
-    throw rejected('one of its disclosures cannot be decoded');
-  }
-  checkDigestsReferenced(payload, decoded.disclosures, hasher);
-  const jti = payload['jti'];
-  const summary: CredentialSummary = {
-    format: 'dc+sd-jwt',
-    id:
-      typeof jti === 'string' && jti !== ''
-        ? jti
-        : createHash('sha256').update(issuerJwt).digest('base64url'),
-    issuer: payload['iss'] as string,
-    type: payload['vct'] as string,
-    validFrom: isoOrNull(payload['nbf']) ?? isoOrNull(payload['iat']),
-    validUntil: isoOrNull(payload['exp']),
-    claims,
-    issuerCertificate: null,
-  };
+  const { disclosures, claims } = readDisclosures(value, payload);
+  checkDigestsReferenced(payload, disclosures, hasher);
+  const summary = summaryOf(issuerJwt, payload, claims);
   return { value, issuerJwt, decodedJws, summary, context };
-}
-
-function holderOf(payload: Record<string, unknown>) {
-  const cnf = payload['cnf'] as { jwk?: unknown; kid?: unknown } | undefined;
-  if (cnf?.jwk && typeof cnf.jwk === 'object')
-    return { kind: 'key' as const, jwk: cnf.jwk as Record<string, string> };
-  if (typeof cnf?.kid === 'string' && cnf.kid.startsWith('did:key:')) {
-    return { kind: 'did' as const, did: cnf.kid.split('#')[0]! };
-  }
-  throw rejected('it has no holder key (cnf.jwk, or cnf.kid naming a did:key)');
 }
 
 /**
@@ -116,7 +67,7 @@ export const sdJwtVcFormat: CredentialFormat = {
     if (typeof value !== 'string' || !value.includes('~')) return false;
     try {
       const header = JSON.parse(Buffer.from(value.split('.')[0]!, 'base64url').toString('utf8'));
-      return TYPES.includes(header?.typ);
+      return SD_JWT_TYPES.includes(header?.typ);
     } catch {
       return false;
     }

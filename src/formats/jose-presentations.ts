@@ -1,0 +1,90 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { compactVerify, type JWTPayload } from 'jose';
+import type { IssuerCertificate, ParseContext } from './credential-format.ts';
+import type { IssuerKey } from './jose-credentials.ts';
+import { fail } from './presentation-checks.ts';
+import { type NamedCheck, type PresentationExpectation, trustedDid } from './presentation-verification.ts';
+
+/**
+ * What the verifier side of the JWT-secured formats (dc+sd-jwt, jwt_vc_json) shares: the store's
+ * context for an expectation, who the issuer is and whether it is trusted, a holder's signature,
+ * and how fresh a key binding JWT or VP JWT must be.
+ */
+
+/** A wallet's clock may run ahead of ours by this much. */
+const FUTURE_SKEW_SECONDS = 60;
+
+/** The store's parse context for these expectations: the same clock and issuer trust anchors. */
+export const contextOf = (expected: PresentationExpectation): ParseContext => ({
+  now: expected.now,
+  issuerTrustAnchors: expected.issuerTrustAnchors,
+});
+
+export interface PresentedIssuer {
+  id: string;
+  trusted: boolean;
+  certificate: IssuerCertificate | null;
+}
+
+/**
+ * The issuer as its key names it: a certificate (trusted as the store marks it, by its chain to an
+ * anchor; named by `iss`, else its subject) or a DID (trusted when the request lists it; named by
+ * that DID, the name its key proves, even where `iss` says something else).
+ */
+export function issuerOf(
+  payload: JWTPayload,
+  issuerKey: IssuerKey,
+  expected: PresentationExpectation,
+): PresentedIssuer {
+  const { certificate, did } = issuerKey;
+  if (certificate) {
+    return { id: payload.iss ?? certificate.subject, trusted: certificate.trusted, certificate };
+  }
+  return { id: did!, trusted: trustedDid(did!, expected), certificate: null };
+}
+
+/** The issuer as far as it was read; `trusted` only when its signature verified too. */
+export const reportedIssuer = (issuer: PresentedIssuer | undefined, checks: NamedCheck[]) =>
+  issuer
+    ? {
+        ...issuer,
+        trusted: issuer.trusted && checks.some((check) => check.name === 'issuer_signature' && check.ok),
+      }
+    : null;
+
+/** The sentence for an issuer that is not trusted. */
+export const untrusted = (issuer: PresentedIssuer) =>
+  issuer.certificate
+    ? `The issuer's certificate (${issuer.certificate.subject}) chains to none of the trusted issuer anchors.`
+    : `The issuer ${issuer.id} is not one of the trusted issuers.`;
+
+/** Whether `jws` verifies with the holder's public key; jose refuses an `alg` the key cannot make. */
+export async function signedBy(jws: string, jwk: JsonWebKey, alg: string): Promise<boolean> {
+  try {
+    await compactVerify(jws, createPublicKey({ key: jwk, format: 'jwk' }), { algorithms: [alg] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+const isSeconds = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/**
+ * `iat` no older than maxAgeSeconds and not ahead of our clock by more than a minute; `exp` and
+ * `nbf`, where given, honoured with the same minute. `what` names the JWT in the sentence.
+ */
+export function checkFreshness(payload: JWTPayload, expected: PresentationExpectation, what: string): void {
+  const now = expected.now.getTime() / 1000;
+  const { iat, exp, nbf } = payload;
+  if (!isSeconds(iat)) fail(`${what} has no iat (seconds since the epoch).`);
+  if (iat > now + FUTURE_SKEW_SECONDS) fail(`${what} was issued in the future (iat ${iso(iat)}).`);
+  if (now - iat > expected.maxAgeSeconds) {
+    fail(`${what} was issued at ${iso(iat)}, more than ${expected.maxAgeSeconds} s ago.`);
+  }
+  if (exp !== undefined && (!isSeconds(exp) || exp <= now - FUTURE_SKEW_SECONDS))
+    fail(`${what} has expired (exp ${String(exp)}).`);
+  if (nbf !== undefined && (!isSeconds(nbf) || nbf > now + FUTURE_SKEW_SECONDS))
+    fail(`${what} is not valid yet (nbf ${String(nbf)}).`);
+}
