@@ -2,7 +2,7 @@
 // `npm run lint`. Shared cores sit below the protocols and pages; nothing points back up.
 const CORES =
   '(errors\\.ts|lru\\.ts|log-format\\.ts|http|db|config|keys|storage|bbs|mail|formats|status|clients|users|subclients|options|interaction)';
-const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|wallet)';
+const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|wallet)';
 const TOP = '(app\\.ts|server\\.ts|main\\.ts|cli/)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -51,7 +51,7 @@ module.exports = {
       comment:
         'The wallet page sits on top; the store and the protocols are handed what it needs (recorders, notifiers).',
       severity: 'error',
-      from: { path: '^src/(oidc|credentials|oid4vp|oid4vci)/' },
+      from: { path: '^src/(oidc|credentials|oid4vp|oid4vci|verifier)/' },
       to: { path: '^src/wallet/' },
     },
     {
@@ -75,6 +75,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(oid4vp|oid4vci)/' },
       to: { path: '^src/(oid4vp|oid4vci)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'verifier-apart-from-the-wallet',
+      comment: "Coffer's verifier and its hosted wallet meet only in the shared cores (formats, status): neither checks its own work.",
+      severity: 'error',
+      from: { path: '^src/verifier/' },
+      to: { path: '^src/(oid4vp|oid4vci|credentials)/' },
     },
     {
       name: 'src-not-on-tests',

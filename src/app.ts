@@ -64,6 +64,9 @@ import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
 import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
+import { startVerifierWorker } from './verifier/verifier-callbacks.ts';
+import type { VerifierDeps } from './verifier/verifier-deps.ts';
+import { verifierRoutes } from './verifier/verifier-routes.ts';
 import { recordHistory } from './wallet/wallet-history.ts';
 import { walletKind } from './wallet/wallet-kind.ts';
 import { walletRoutes } from './wallet/wallet-routes.ts';
@@ -349,6 +352,28 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     wallet: { ...deletion, cipher, formats, issuerTrustAnchors, status, now: () => new Date() },
     interactions,
     pageTokenKey: deriveKey(context.masterKey, 'wallet-page-token/v1'),
+  });
+  // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
+  const verifier: VerifierDeps = {
+    db: database.db,
+    cipher,
+    formats,
+    status,
+    outbound,
+    keys,
+    issuerTrustAnchors,
+    config: {
+      publicUrl: config.publicUrl,
+      resultRetention: config.resultRetention,
+      allowPrivateTargets: config.allowPrivateTargets,
+    },
+    now: () => new Date(),
+    log: app.log,
+  };
+  await app.register(verifierRoutes, verifier);
+  const verifierWorker = startVerifierWorker(verifier);
+  app.addHook('onClose', async () => {
+    await verifierWorker.stop();
   });
   // Deferred issuances are polled from the database, so a restart picks up where it stopped.
   const poller = startDeferredPoller(issuance);

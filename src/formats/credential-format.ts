@@ -129,6 +129,78 @@ export type IssuerPublicKey =
   /** ldp_vc issuers: a bbs-2023 base-proofed list credential issued by the same did:key. */
   | { kind: 'bbs'; publicKey: Uint8Array; issuer: string };
 
+/*
+ * The verifier side (OpenID4VP 1.0 §8.6, §14.1, Appendix B): what one presentation of a vp_token
+ * is checked against, and every check's outcome by a stable name. src/verifier/ adds the checks
+ * that span presentations (DCQL satisfaction, status).
+ */
+
+/** What a presentation must be bound to and judged by. */
+export interface PresentationExpectation {
+  /**
+   * The request's client_id with its prefix (`origin:<origin>` for the Digital Credentials API),
+   * its nonce, response_uri and the thumbprint of the response encryption key (mdoc transcript).
+   */
+  audience: Audience;
+  /** The Digital Credentials API's caller origin: mdoc's `OpenID4VPDCAPIHandover`. */
+  origin?: string | undefined;
+  now: Date;
+  /** CA certificates an issuer's chain may reach (ISSUER_TRUST_ANCHORS and the request's). */
+  issuerTrustAnchors: X509Certificate[];
+  /** Issuer DIDs the request trusts besides certificates (`trusted_issuers`). */
+  trustedIssuerDids: string[];
+  /** `require_cryptographic_holder_binding` of the DCQL credential query (default true). */
+  holderBinding: boolean;
+  /**
+   * The request's `transaction_data` items naming this query, as received (base64url strings);
+   * an SD-JWT's key binding JWT must carry their hashes.
+   */
+  transactionData: string[];
+  /** Hash algorithms the request allowed for them (`transaction_data_hashes_alg`), default sha-256. */
+  transactionDataHashAlgorithms?: string[] | undefined;
+  /** How old a key binding JWT or VP may be (`iat`), seconds; OpenID4VP leaves it to the verifier. */
+  maxAgeSeconds: number;
+}
+
+/** Stable check names, as results and the docs list them. */
+export type CheckName =
+  | 'format'
+  | 'issuer_signature'
+  | 'issuer_trusted'
+  | 'digests'
+  | 'validity'
+  | 'holder_binding'
+  | 'audience'
+  | 'nonce'
+  | 'freshness'
+  | 'sd_hash'
+  | 'device_signature'
+  | 'subject_binding'
+  | 'transaction_data_hashes'
+  | 'status'
+  | 'dcql';
+
+export interface NamedCheck {
+  name: CheckName;
+  ok: boolean;
+  /** For a failed check: one sentence for the tenant's developers. */
+  detail?: string;
+}
+
+export interface VerifiedPresentation {
+  /** True when every check passed. */
+  ok: boolean;
+  checks: NamedCheck[];
+  /** The issuer as far as it could be read; `trusted` only when its key chains to a trusted anchor or DID. */
+  issuer: { id: string; trusted: boolean; certificate: IssuerCertificate | null } | null;
+  /** The presented credential with only what was disclosed (claims decoded); null when unreadable. */
+  summary: CredentialSummary | null;
+  /** What DCQL matching sees of the disclosed claims; null when unreadable. */
+  dcqlInput: DcqlInput | null;
+  /** Where the credential's status is published, to be checked by the verifier. */
+  statusReference: StatusReference | null;
+}
+
 export interface CredentialFormat {
   readonly id: FormatId;
   /** True when everything is disclosed whatever is asked (jwt_vc_json); the consent says so. */
@@ -162,6 +234,8 @@ export interface CredentialFormat {
    * Coffer cannot use (never throws: a stored credential is shown whatever its entry).
    */
   statusReference(stored: unknown, context: ParseContext): StatusReference | null;
+  /** The verifier side: one presentation of a vp_token, every check named (never throws). */
+  verifyPresentation(presented: unknown, expected: PresentationExpectation): Promise<VerifiedPresentation>;
 }
 
 /** The list element of a compact format (DESIGN.md, List): its summary and the stored value. */

@@ -180,7 +180,7 @@ async function settle(
       request: row.stored,
       base: { audience: await audienceOf(deps, row, origin), origin, now: deps.now() },
       issuerTrustAnchors: deps.issuerTrustAnchors,
-      presentations: deps.presentations,
+      formats: deps.formats,
       status: deps.status,
     });
     status = verified.verified ? 'verified' : 'rejected';

@@ -1,14 +1,13 @@
 import { X509Certificate } from 'node:crypto';
 import { DcqlPresentationResult, type DcqlQuery } from 'dcql';
-import type { FormatId } from '../formats/credential-format.ts';
 import type {
   NamedCheck,
   PresentationExpectation,
   VerifiedPresentation,
 } from '../formats/presentation-verification.ts';
+import type { FormatRegistry } from '../formats/registry.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
 import type { StoredRequest } from './request-object.ts';
-import type { PresentationVerifier } from './verifier-deps.ts';
 
 /** How old a key binding JWT, VP JWT or device signature may be: five minutes (DESIGN.md). */
 const MAX_AGE_SECONDS = 300;
@@ -41,7 +40,7 @@ export interface VpTokenContext {
     | 'maxAgeSeconds'
   >;
   issuerTrustAnchors: X509Certificate[];
-  presentations: Record<FormatId, PresentationVerifier>;
+  formats: FormatRegistry;
   status: StatusChecker;
 }
 
@@ -107,9 +106,8 @@ async function verifyOne(
     transactionDataHashAlgorithms: algorithms.length ? algorithms : undefined,
     maxAgeSeconds: MAX_AGE_SECONDS,
   };
-  const verify = context.presentations[query.format as FormatId];
-  const verified: VerifiedPresentation = verify
-    ? await verify(presented, expectation)
+  const verified: VerifiedPresentation = context.formats.has(query.format)
+    ? await context.formats.get(query.format).verifyPresentation(presented, expectation)
     : {
         ok: false,
         checks: [{ name: 'format', ok: false, detail: `Coffer does not verify the format ${query.format}` }],

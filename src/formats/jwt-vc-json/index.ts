@@ -12,6 +12,7 @@ import {
 } from '../jose-credentials.ts';
 import { expandedTypes } from '../w3c-types.ts';
 import { COMPACT_JWS, readVcJwt, vcJwtStatusReference } from './vc-jwt.ts';
+import { verifyJwtVcPresentation } from './verify-presentation.ts';
 
 /**
  * W3C VC Data Model 1.1 credentials secured as a JWT (`jwt_vc_json`, OpenID4VP B.1.3.1): stored
@@ -87,5 +88,6 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
         .sign(createPrivateKey({ key: holder.privateJwk, format: 'jwk' }));
     },
     statusReference: vcJwtStatusReference,
+    verifyPresentation: (presented, expected) => verifyJwtVcPresentation(presented, expected, jsonLd),
   };
 }

@@ -6,6 +6,7 @@ import type { SecuredDocument } from './bbs-2023/shared.ts';
 import { checkCredential } from './ldp-vc-rules.ts';
 import { ldpStatusReference, summaryOf } from './ldp-vc-summary.ts';
 import { discloseForVerifier, signPresentation } from './presentation.ts';
+import { createLdpPresentationVerifier } from './verify-presentation.ts';
 
 type Document = Record<string, unknown>;
 
@@ -77,5 +78,6 @@ export function createLdpVcFormat(deps: {
       return holder ? signPresentation(derived, holder, audience, deps.jsonLd) : derived;
     },
     statusReference: (stored) => ldpStatusReference(stored as Document),
+    verifyPresentation: createLdpPresentationVerifier(deps),
   };
 }

@@ -41,6 +41,7 @@ import {
   mdocContext,
 } from './mdoc-context.ts';
 import { deviceAuthenticationBytes, oid4vpSessionTranscript } from './session-transcript.ts';
+import { verifyMdocPresentation } from './verify-presentation.ts';
 
 /**
  * ISO/IEC 18013-5 mdocs (`mso_mdoc`, OpenID4VP B.2): stored as the base64url CBOR IssuerSigned
@@ -273,6 +274,7 @@ export const msoMdocFormat: CredentialFormat = {
     const response = DeviceResponse.createSimple({ version: '1.0', status: 0, documents: [document] });
     return Buffer.from(response.encode()).toString('base64url');
   },
+  verifyPresentation: verifyMdocPresentation,
   statusReference(stored, context) {
     try {
       const mdoc = decode(stored);

@@ -12,7 +12,16 @@ import {
 import { tokenStatusReference } from '../status-entries.ts';
 import { presentationFrameOf } from './presentation-frame.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
-import { hasher, holderOf, readDisclosures, readIssuerJwt, SD_JWT_TYPES, summaryOf } from './sd-jwt-parts.ts';
+import {
+  hasher,
+  holderOf,
+  readDisclosures,
+  readIssuerJwt,
+  SD_JWT_TYPES,
+  sdJwtStatusReference,
+  summaryOf,
+} from './sd-jwt-parts.ts';
+import { verifySdJwtPresentation } from './verify-presentation.ts';
 
 /**
  * IETF SD-JWT VCs (`dc+sd-jwt`, OpenID4VP B.3): stored as the compact issuer-signed JWT with its
@@ -132,20 +141,6 @@ export const sdJwtVcFormat: CredentialFormat = {
         : {}),
     });
   },
-  statusReference(stored, context) {
-    try {
-      // `status` is never selectively disclosable: the issuer-signed JWT alone says it, and the
-      // disclosures need not be hashed again on every presentation.
-      const decodedJws = decodeJws(
-        (stored as string).slice(0, (stored as string).indexOf('~')),
-        'its issuer-signed JWT',
-      );
-      const status = decodedJws.payload['status'];
-      if (status === undefined) return null;
-      const { key } = issuerKeyOf(decodedJws, context, false);
-      return tokenStatusReference(status, { kind: 'jose', key });
-    } catch {
-      return null;
-    }
-  },
+  statusReference: sdJwtStatusReference,
+  verifyPresentation: verifySdJwtPresentation,
 };

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { decodeSdJwtSync, getClaimsSync } from '@sd-jwt/decode';
 import type { Disclosure } from '@sd-jwt/utils';
-import type { CredentialSummary } from '../credential-format.ts';
+import type { CredentialSummary, ParseContext, StatusReference } from '../credential-format.ts';
 import { rejected } from '../credential-format.ts';
-import { type DecodedJws, decodeJws, isoOrNull } from '../jose-credentials.ts';
+import { type DecodedJws, decodeJws, isoOrNull, issuerKeyOf } from '../jose-credentials.ts';
+import { tokenStatusReference } from '../status-entries.ts';
 
 /**
  * Reading the parts of a compact SD-JWT VC, shared by the store (index.ts) and the verifier
@@ -88,4 +89,22 @@ export function holderOf(payload: Record<string, unknown>) {
     return { kind: 'did' as const, did: cnf.kid.split('#')[0]! };
   }
   throw rejected('it has no holder key (cnf.jwk, or cnf.kid naming a did:key)');
+}
+
+/** Where an SD-JWT VC's status is published (its issuer-signed `status` claim), or null. */
+export function sdJwtStatusReference(stored: unknown, context: ParseContext): StatusReference | null {
+  try {
+    // `status` is never selectively disclosable: the issuer-signed JWT alone says it, and the
+    // disclosures need not be hashed again on every presentation.
+    const decodedJws = decodeJws(
+      (stored as string).slice(0, (stored as string).indexOf('~')),
+      'its issuer-signed JWT',
+    );
+    const status = decodedJws.payload['status'];
+    if (status === undefined) return null;
+    const { key } = issuerKeyOf(decodedJws, context, false);
+    return tokenStatusReference(status, { kind: 'jose', key });
+  } catch {
+    return null;
+  }
 }

@@ -24,9 +24,15 @@ import {
   presentationResult,
   type VerifiedPresentation,
 } from '../presentation-verification.ts';
-import { sdJwtVcFormat } from './index.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
-import { hasher, holderOf, readDisclosures, readIssuerJwt, summaryOf } from './sd-jwt-parts.ts';
+import {
+  hasher,
+  holderOf,
+  readDisclosures,
+  readIssuerJwt,
+  sdJwtStatusReference,
+  summaryOf,
+} from './sd-jwt-parts.ts';
 
 /**
  * The verifier side of `dc+sd-jwt` (OpenID4VP B.3, RFC 9901 §7): a compact SD-JWT with the
@@ -174,6 +180,6 @@ export async function verifySdJwtPresentation(
     issuer,
     summary,
     dcqlInput: { credential_format: 'dc+sd-jwt', vct: summary.type as string, claims: summary.claims },
-    statusReference: sdJwtVcFormat.statusReference(presented, context),
+    statusReference: sdJwtStatusReference(presented, context),
   });
 }
