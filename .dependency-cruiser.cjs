@@ -78,7 +78,8 @@ module.exports = {
     },
     {
       name: 'verifier-apart-from-the-wallet',
-      comment: "Coffer's verifier and its hosted wallet meet only in the shared cores (formats, status): neither checks its own work.",
+      comment:
+        "Coffer's verifier and its hosted wallet meet only in the shared cores (formats, status): neither checks its own work.",
       severity: 'error',
       from: { path: '^src/verifier/' },
       to: { path: '^src/(oid4vp|oid4vci|credentials)/' },
