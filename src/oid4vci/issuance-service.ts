@@ -19,7 +19,13 @@ import { findAccountsOfIdentity, type UserIdentity } from '../users/user-reposit
 import { holderKeyContext } from '../users/user-service.ts';
 import { planProofs, requestCredential } from './credential-request.ts';
 import { scheduleDeferredIssuance } from './deferred-issuances.ts';
-import { offerRefused, type ResolvedOffer, resolveOffer, resolveWalletIssuance } from './issuance-offer.ts';
+import {
+  configurationDisplayName,
+  offerRefused,
+  type ResolvedOffer,
+  resolveOffer,
+  resolveWalletIssuance,
+} from './issuance-offer.ts';
 import {
   authorizationCodeToken,
   authorizationServerOf,
@@ -365,7 +371,11 @@ async function receiveOffered(
         await storeReceivedCredential(deps, account, {
           format: configuration.format,
           credentialIssuer: params.issuer.identifier,
-          issuerDisplay: { name: params.issuer.name, logo: params.issuer.logo },
+          issuerDisplay: {
+            name: params.issuer.name,
+            logo: params.issuer.logo,
+            credential_name: configurationDisplayName(params.metadata, configuration.id),
+          },
           copies: outcome.copies,
           notification: notificationRecord(params, token, outcome.notificationId),
         }),

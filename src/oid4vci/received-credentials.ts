@@ -40,6 +40,26 @@ export interface ReceivedCredential {
 export const issuerDisplayContext = (did: string, credentialId: string) =>
   `credentials/${did}/${credentialId}/issuer_display`;
 
+/**
+ * What is kept, sealed, of the issuer's metadata with a received credential: the issuer's
+ * display, and the display name of the credential configuration it was issued by (absent in
+ * rows stored before it was kept, null when the configuration names none).
+ */
+export interface StoredIssuerDisplay extends IssuerDisplay {
+  credential_name?: string | null;
+}
+
+/** A received credential's issuer display; null for a credential an app stored. */
+export function openIssuerDisplay(
+  cipher: FieldCipher,
+  row: { did: string; credential_id: string; issuer_display_sealed: string | null },
+): StoredIssuerDisplay | null {
+  if (!row.issuer_display_sealed) return null;
+  return JSON.parse(
+    cipher.decrypt(row.issuer_display_sealed, issuerDisplayContext(row.did, row.credential_id)),
+  ) as StoredIssuerDisplay;
+}
+
 /** The associated data that binds a copy's sealed holder key to its account and block. */
 export const copyKeyContext = (did: string, cid: string) => `credential-copies/${did}/${cid}/holder_key`;
 
@@ -89,7 +109,7 @@ export async function storeReceivedCredential(
   input: {
     format: FormatId;
     credentialIssuer: string;
-    issuerDisplay: IssuerDisplay;
+    issuerDisplay: StoredIssuerDisplay;
     copies: ReceivedCopy[];
     notification: unknown;
   },
