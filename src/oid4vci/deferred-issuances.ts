@@ -7,7 +7,7 @@ import type { FormatId } from '../formats/credential-format.ts';
 import { findUserById, type UserIdentity } from '../users/user-repository.ts';
 import { encryptedCredentialCall, type ResponseEncryption } from './credential-encryption.ts';
 import { copiesOf } from './credential-request.ts';
-import { issuerDisplayOf } from './issuance-offer.ts';
+import { configurationDisplayName, issuerDisplayOf } from './issuance-offer.ts';
 import {
   dpopOptions,
   type IssuanceKey,
@@ -258,7 +258,10 @@ async function pollRow(deps: DeferredDeps & { now: () => Date }, row: DeferredRo
     await storeReceivedCredential(deps, account, {
       format: state.format,
       credentialIssuer: row.credential_issuer,
-      issuerDisplay: issuerDisplayOf(state.metadata, row.credential_issuer),
+      issuerDisplay: {
+        ...issuerDisplayOf(state.metadata, row.credential_issuer),
+        credential_name: configurationDisplayName(state.metadata, row.configuration_id),
+      },
       copies: copiesOf(answer.credentials, keys),
       notification: notificationRecord({ metadata: state.metadata }, token, answer.notificationId ?? null),
     });

@@ -122,6 +122,20 @@ const configurationNamed = (metadata: IssuerMetadataResult, id: string) => {
   return Object.hasOwn(supported, id) ? supported[id] : undefined;
 };
 
+/** A configuration's display (`credential_metadata.display`, or the older top-level `display`). */
+const configurationDisplayOf = (configuration: Record<string, unknown>) =>
+  displayOf(
+    (configuration['credential_metadata'] as { display?: unknown } | undefined)?.display ??
+      configuration['display'],
+  );
+
+/** The name a credential configuration displays, kept with what it issues; null when it names none. */
+export function configurationDisplayName(metadata: IssuerMetadataResult, id: string): string | null {
+  const configuration = configurationNamed(metadata, id);
+  const name = configuration && configurationDisplayOf(configuration)?.name;
+  return typeof name === 'string' ? name : null;
+}
+
 /** At most this many credentials in one offer, or to choose from in one wallet-initiated issuance. */
 const MAX_OFFERED = 10;
 
@@ -139,9 +153,7 @@ function configurationsOf(
     if (!FORMAT_IDS.includes(format as FormatId)) {
       throw offerRefused(`credential ${id} has format ${String(format)}, which this wallet does not hold`);
     }
-    const metadataDisplay = (configuration['credential_metadata'] as { display?: unknown } | undefined)
-      ?.display;
-    const display = displayOf(metadataDisplay ?? configuration['display']);
+    const display = configurationDisplayOf(configuration);
     return {
       id,
       format: format as FormatId,

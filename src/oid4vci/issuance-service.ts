@@ -23,7 +23,13 @@ import { findAccountsOfIdentity, findHolderKeys, type UserIdentity } from '../us
 import { holderKeyContext } from '../users/user-service.ts';
 import { planProofs, requestCredential } from './credential-request.ts';
 import { scheduleDeferredIssuance } from './deferred-issuances.ts';
-import { offerRefused, type ResolvedOffer, resolveOffer, resolveWalletIssuance } from './issuance-offer.ts';
+import {
+  configurationDisplayName,
+  offerRefused,
+  type ResolvedOffer,
+  resolveOffer,
+  resolveWalletIssuance,
+} from './issuance-offer.ts';
 import {
   authorizationCodeToken,
   authorizationServerOf,
@@ -369,7 +375,11 @@ async function receiveOffered(
         await storeReceivedCredential(deps, account, {
           format: configuration.format,
           credentialIssuer: params.issuer.identifier,
-          issuerDisplay: { name: params.issuer.name, logo: params.issuer.logo },
+          issuerDisplay: {
+            name: params.issuer.name,
+            logo: params.issuer.logo,
+            credential_name: configurationDisplayName(params.metadata, configuration.id),
+          },
           copies: outcome.copies,
           notification: notificationRecord(params, token, outcome.notificationId),
         }),

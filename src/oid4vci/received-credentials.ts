@@ -6,6 +6,7 @@ import {
   copyKeyContext,
   issuerDisplayContext,
   notificationContext,
+  type StoredIssuerDisplay,
 } from '../credentials/held-credential-contexts.ts';
 import { type RecordHistory, typesOf } from '../credentials/history-events.ts';
 import { isUniqueViolation, now } from '../db/dialect.ts';
@@ -88,7 +89,7 @@ export async function storeReceivedCredential(
   input: {
     format: FormatId;
     credentialIssuer: string;
-    issuerDisplay: IssuerDisplay;
+    issuerDisplay: StoredIssuerDisplay;
     copies: ReceivedCopy[];
     notification: unknown;
   },

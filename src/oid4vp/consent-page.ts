@@ -1,3 +1,4 @@
+import { issuerName } from '../formats/display-names.ts';
 import {
   EMAIL_SECTION,
   LOGIN_PAGE_SCRIPT,
@@ -84,6 +85,10 @@ dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 .warning { color: #92400e; font-weight: 600; }
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 .secondary { background: #fff; color: #1d4ed8; border: 2px solid #1d4ed8; }
+details.identifiers summary { cursor: pointer; min-height: 44px; display: flex; align-items: center; color: #1d4ed8; }
+details.identifiers dl { display: block; }
+details.identifiers dd { margin: 0 0 0.5rem; }
+details.identifiers code { overflow-wrap: anywhere; }
 `;
 
 const pathText = (path: unknown[]) => path.map((p) => (p === null ? '*' : String(p))).join(' › ');
@@ -153,7 +158,7 @@ function transactionSection(consent: Consent): string {
 <ol>${items}</ol></section>`;
 }
 
-/** A long identifier (a did:key is ~130 characters) cut for a label; the full one is listed below it. */
+/** A long identifier (a credential id may be a 43-character hash) cut for a label. */
 const shortened = (id: string) => (id.length > 40 ? `${id.slice(0, 24)}…${id.slice(-8)}` : id);
 
 type Candidate = Consent['requests'][number]['candidates'][number];
@@ -166,8 +171,16 @@ function candidateName(candidate: Candidate): string {
       ? `${values.slice(0, 59)}…`
       : values
     : shortened(candidate.credential_id);
-  return `${candidate.types.join(', ') || 'Credential'} from ${shortened(candidate.issuer)} — ${which}`;
+  return `${candidate.type_name} from ${candidate.issuer_name} — ${which}`;
 }
+
+/** The issuer's name and, beside it, its identifier shortened (where the name is not already that). */
+const issuerOf = (candidate: Candidate) =>
+  issuerName({
+    id: candidate.issuer,
+    displayName: candidate.issuer_name,
+    certificateSubject: candidate.issuer_certificate?.subject,
+  });
 
 const FORMAT_NAMES: Record<string, string> = {
   ldp_vc: 'W3C credential (bbs-2023)',
@@ -178,12 +191,33 @@ const FORMAT_NAMES: Record<string, string> = {
 
 /** Who issued the credential, and whether its certificate reaches an issuer authority this wallet trusts. */
 function issuerDetails(candidate: Candidate): string {
+  const { label, short } = issuerOf(candidate);
+  const named = `${escapeHtml(label)}${short ? ` (${escapeHtml(short)})` : ''}`;
   const certificate = candidate.issuer_certificate;
-  if (!certificate) return `<dt>Issuer</dt><dd>${escapeHtml(candidate.issuer)}</dd>`;
+  if (!certificate) return `<dt>Issuer</dt><dd>${named}</dd>`;
   const mark = certificate.trusted
     ? ''
     : ' <span class="warning">Unverified: its certificate does not chain to an issuer authority this wallet trusts.</span>';
-  return `<dt>Issuer</dt><dd>${escapeHtml(certificate.subject)}${mark}<br>SHA-256 fingerprint: <code>${escapeHtml(certificate.fingerprint)}</code></dd>`;
+  return `<dt>Issuer</dt><dd>${named}${mark}<br>Certificate: ${escapeHtml(certificate.subject)}<br>SHA-256 fingerprint: <code>${escapeHtml(certificate.fingerprint)}</code></dd>`;
+}
+
+/**
+ * The candidates' issuers' full identifiers, on request: one <details> after the answer's
+ * buttons, so that Tab still goes from the choice straight to Share (a did:key runs to 140
+ * characters; the candidates show it shortened).
+ */
+function issuerIdentifiers(consent: Consent): string {
+  const shown = new Map<string, string>();
+  for (const candidate of consent.requests.flatMap((request) => request.candidates)) {
+    const { label, short, full } = issuerOf(candidate);
+    if (full !== label && full !== short) shown.set(full, label);
+  }
+  if (shown.size === 0) return '';
+  const rows = [...shown]
+    .map(([full, label]) => `<dt>${escapeHtml(label)}</dt><dd><code>${escapeHtml(full)}</code></dd>`)
+    .join('');
+  const whose = shown.size === 1 ? "issuer's full identifier" : "issuers' full identifiers";
+  return `<details class="identifiers"><summary>Show the ${whose}</summary><dl>${rows}</dl></details>`;
 }
 
 /** One line per disclosed claim; an mdoc element the verifier means to keep says so. */
@@ -253,6 +287,7 @@ export function renderConsentPage(input: ConsentPageInput): string {
 <p>Only the claims listed are disclosed, with the credential's issuer and validity, unless a credential says it is shared whole.</p>
 ${requests}
 <div class="actions">${share}<button type="button" id="decline-button" class="secondary">${consent.satisfiable ? 'Decline' : 'Tell the verifier'}</button></div>
+${issuerIdentifiers(consent)}
 </form>`;
   }
   const privacy = safeLink(input.privacyLink ?? undefined);

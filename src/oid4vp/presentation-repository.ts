@@ -33,6 +33,7 @@ export async function findCredentialsOfAccounts(db: Kysely<Database>, userIds: n
       'credentials.cid',
       'credentials.prepared_cid',
       'credentials.issuer_client_id',
+      'credentials.issuer_display_sealed',
       'credentials.format',
       'users.user_id',
       'users.did',

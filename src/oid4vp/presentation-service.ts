@@ -2,12 +2,13 @@ import type { JsonWebKey, X509Certificate } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import type { Kysely } from 'kysely';
 import { credentialContext, readPrepared } from '../credentials/credential-service.ts';
-import { copyKeyContext } from '../credentials/held-credential-contexts.ts';
+import { copyKeyContext, openIssuerDisplay } from '../credentials/held-credential-contexts.ts';
 import { type CredentialRef, type RecordHistory, typesOf } from '../credentials/history-events.ts';
 import type { Database } from '../db/schema.ts';
 import { rememberNonce } from '../db/seen-once.ts';
 import { CofferError } from '../errors.ts';
 import type { Audience, ParsedCredential } from '../formats/credential-format.ts';
+import { credentialTypeName, issuerName, namesInCredential } from '../formats/display-names.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
 import type { OutboundClient } from '../http/outbound.ts';
 import { finishInteraction } from '../interaction/interaction-repository.ts';
@@ -159,6 +160,8 @@ interface HeldByAccount extends HeldCredential {
   preparedCid: string | null;
   /** Received by OpenID4VCI: its copies carry their own holder keys (received-credentials.ts). */
   received: boolean;
+  /** Received by OpenID4VCI: the issuer's display, sealed (opened for the consent's candidates only). */
+  issuerDisplaySealed: string | null;
   /** Bound to the account's hosted key (SD-JWT cnf, mdoc deviceKey): its presentations prove possession. */
   keyBound: boolean;
 }
@@ -214,6 +217,7 @@ async function heldCredentials(
         credentialPk: row.credential_pk,
         preparedCid: row.prepared_cid,
         received: row.issuer_client_id === null,
+        issuerDisplaySealed: row.issuer_display_sealed,
       };
     }),
   );
@@ -324,12 +328,28 @@ export async function describeConsent(deps: PresentationDeps, id: string) {
         claims: ((dcql.claims ?? []) as Array<{ path: unknown[] }>).map((claim) => claim.path),
         candidates: loggedIn
           ? query.candidates.map((candidate) => {
-              const { summary, format } = held[candidate.credentialIndex]!;
+              const { summary, format, did, issuerDisplaySealed } = held[candidate.credentialIndex]!;
               const certificate = summary.issuerCertificate;
+              const display = openIssuerDisplay(deps.cipher, {
+                did,
+                credential_id: held[candidate.credentialIndex]!.id,
+                issuer_display_sealed: issuerDisplaySealed,
+              });
+              const named = namesInCredential(format, summary.claims);
               return {
                 credential_id: candidate.credentialId,
                 format,
                 issuer: summary.issuer,
+                /** The issuer and type as a person reads them (formats/display-names.ts). */
+                issuer_name: issuerName({
+                  id: summary.issuer,
+                  displayName: display?.name ?? named.issuer,
+                  certificateSubject: certificate?.subject,
+                }).label,
+                type_name: credentialTypeName({
+                  type: summary.type,
+                  displayName: display?.credential_name ?? named.credential,
+                }),
                 issuer_certificate: certificate && {
                   subject: certificate.subject,
                   issuer: certificate.issuer,

@@ -26,6 +26,8 @@ h3 { font-size: 1.05rem; margin: 0 0 0.25rem; overflow-wrap: anywhere; }
 .badge-unknown, .badge-not_yet_valid { color: #92400e; }
 details { margin: 0.5rem 0; }
 summary { cursor: pointer; min-height: 44px; display: flex; align-items: center; color: #1d4ed8; font-weight: 600; }
+details.identifier summary { font-weight: normal; }
+details.identifier code { display: block; margin: 0.25rem 0; overflow-wrap: anywhere; }
 dl.claims { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: 0.25rem 1rem; margin: 0.5rem 0; }
 dl.claims dt { font-weight: 600; overflow-wrap: anywhere; }
 dl.claims dd { margin: 0; overflow-wrap: anywhere; }
@@ -131,13 +133,20 @@ function statusLine(credential: WalletCredential): string {
   return `<p class="meta">${validity} · <span class="badge badge-${status.state}">${STATUS_TEXT[status.state]}</span>${why}</p>`;
 }
 
-function titleOf(credential: WalletCredential): string {
-  return credential.types.at(-1) ?? credential.format;
+/**
+ * The issuer's full identifier on request (a did:key runs to 140 characters): a <details>, which
+ * keyboards and screen readers operate without script. None where the line shows it whole.
+ */
+function issuerIdentifier(credential: WalletCredential, key: string): string {
+  const { identifier, label, shortIdentifier } = credential.issuer;
+  if (identifier === label || identifier === shortIdentifier) return '';
+  return `<details class="identifier"><summary aria-describedby="credential-${key}-title">Show the issuer's full identifier</summary><code>${escapeHtml(identifier)}</code></details>`;
 }
 
 function credentialItem(credential: WalletCredential, several: boolean): string {
   const key = String(credential.key);
-  const title = titleOf(credential);
+  const title = credential.typeName;
+  const issuer = credential.issuer;
   const logo = credential.issuer.logo
     ? `<img src="${escapeHtml(credential.issuer.logo.uri)}" alt="${escapeHtml(credential.issuer.logo.alt_text ?? `Logo of ${credential.issuer.name}`)}">`
     : '';
@@ -153,7 +162,8 @@ function credentialItem(credential: WalletCredential, several: boolean): string 
 <article aria-labelledby="credential-${key}-title">
 <div class="credential-head">${logo}<div>
 <h3 id="credential-${key}-title">${escapeHtml(title)}</h3>
-<p class="meta">Issued by ${escapeHtml(credential.issuer.name)}${certificate} · ${escapeHtml(credential.format)}</p>
+<p class="meta">Issued by ${escapeHtml(issuer.label)}${issuer.shortIdentifier ? ` (${escapeHtml(issuer.shortIdentifier)})` : ''}${certificate} · ${escapeHtml(credential.format)}</p>
+${issuerIdentifier(credential, key)}
 <p class="meta">Received from ${escapeHtml(credential.receivedFrom)} on ${date(credential.receivedAt)}${several ? ` · account at ${escapeHtml(credential.account.tenant)}` : ''}</p>
 </div></div>
 ${statusLine(credential)}
@@ -165,9 +175,10 @@ ${statusLine(credential)}
 
 const pathText = (path: unknown[]) => path.map((p) => (p === null ? '*' : String(p))).join('.');
 
-function historyItem(event: HistoryEvent): string {
+/** `typeName`: as the credential's card names it (wallet-service.ts, WalletHistoryEvent). */
+function historyItem(event: HistoryEvent & { credential: { typeName: string } }): string {
   const when = `<time datetime="${escapeHtml(event.at)}">${escapeHtml(event.at.slice(0, 16).replace('T', ' '))} UTC</time>`;
-  const credential = escapeHtml(event.credential.types.at(-1) ?? event.credential.format);
+  const credential = escapeHtml(event.credential.typeName);
   if (event.kind === 'arrival') {
     return `<li>${when}: <strong>${credential}</strong> arrived from ${escapeHtml(event.from.name)}${event.from.via === 'oid4vci' ? ' (OpenID4VCI)' : ''}.</li>`;
   }

@@ -1,7 +1,7 @@
 import type { X509Certificate } from 'node:crypto';
 import { type DeletionDeps, deleteCredential } from '../credentials/credential-deletion.ts';
 import { credentialContext } from '../credentials/credential-service.ts';
-import { issuerDisplayContext } from '../credentials/held-credential-contexts.ts';
+import { openIssuerDisplay } from '../credentials/held-credential-contexts.ts';
 import {
   findClientNames,
   findWalletCredential,
@@ -11,6 +11,7 @@ import {
 import { type HistoryEvent, typesOf } from '../credentials/history-events.ts';
 import { notFound } from '../errors.ts';
 import type { CredentialSummary, ParseContext } from '../formats/credential-format.ts';
+import { credentialTypeName, issuerName, namesInCredential } from '../formats/display-names.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { IssuerDisplay } from '../oid4vci/issuance-offer.ts';
@@ -36,9 +37,15 @@ export interface WalletCredential {
   id: string;
   format: string;
   types: string[];
+  /** The type as a person reads it (formats/display-names.ts): the page's title. */
+  typeName: string;
   issuer: {
     name: string;
     identifier: string;
+    /** The issuer as a person reads it: its display name, certificate organisation, else `shortIdentifier`. */
+    label: string;
+    /** The identifier shortened for beside the label; null where the label already is it. */
+    shortIdentifier: string | null;
     logo: IssuerDisplay['logo'];
     certificate: { subject: string; trusted: boolean } | null;
   };
@@ -54,23 +61,19 @@ export interface WalletCredential {
   claims: ClaimLine[];
 }
 
+/** A history event with the credential's type as a person reads it (as on its card while it is held). */
+export type WalletHistoryEvent = HistoryEvent & { credential: { typeName: string } };
+
 export interface WalletView {
   credentials: WalletCredential[];
   /** Newest first, with the apps' names resolved. */
-  history: HistoryEvent[];
+  history: WalletHistoryEvent[];
 }
 
 function validityOf(summary: CredentialSummary, now: Date): WalletCredential['validity'] {
   if (summary.validFrom !== null && new Date(summary.validFrom) > now) return 'not_yet_valid';
   if (summary.validUntil !== null && new Date(summary.validUntil) <= now) return 'expired';
   return 'valid';
-}
-
-function displayOf(deps: WalletPageDeps, row: WalletCredentialRow): IssuerDisplay | null {
-  if (!row.issuer_display_sealed) return null;
-  return JSON.parse(
-    deps.cipher.decrypt(row.issuer_display_sealed, issuerDisplayContext(row.did, row.credential_id)),
-  ) as IssuerDisplay;
 }
 
 async function describe(
@@ -83,16 +86,29 @@ async function describe(
   const format = deps.formats.get(row.format);
   const summary = format.summarize(stored, context);
   const reference = format.statusReference(stored, context);
-  const display = displayOf(deps, row);
+  const display = openIssuerDisplay(deps.cipher, row);
   const certificate = summary.issuerCertificate;
+  const identifier = row.credential_issuer ?? summary.issuer;
+  const named = namesInCredential(row.format, summary.claims);
+  const readable = issuerName({
+    id: identifier,
+    displayName: display?.name ?? named.issuer,
+    certificateSubject: certificate?.subject,
+  });
   return {
     key: row.credential_pk,
     id: row.credential_id,
     format: row.format,
     types: typesOf(summary.type),
+    typeName: credentialTypeName({
+      type: summary.type,
+      displayName: display?.credential_name ?? named.credential,
+    }),
     issuer: {
       name: display?.name ?? certificate?.subject ?? summary.issuer,
-      identifier: row.credential_issuer ?? summary.issuer,
+      identifier,
+      label: readable.label,
+      shortIdentifier: readable.short,
       logo: display?.logo ?? null,
       certificate: certificate && { subject: certificate.subject, trusted: certificate.trusted },
     },
@@ -129,12 +145,23 @@ export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[])
   }
   const names = await findClientNames(deps.db, [...clientIds]);
   const context = { now: deps.now(), issuerTrustAnchors: deps.issuerTrustAnchors };
+  const credentials = await Promise.all(rows.map((row) => describe(deps, row, names, context)));
+  const typeNames = new Map(credentials.map((c) => [c.id, c.typeName]));
+  const named = (event: HistoryEvent): WalletHistoryEvent => ({
+    ...event,
+    credential: {
+      ...event.credential,
+      typeName: typeNames.get(event.credential.id) ?? credentialTypeName({ type: event.credential.types }),
+    },
+  });
   return {
-    credentials: await Promise.all(rows.map((row) => describe(deps, row, names, context))),
+    credentials,
     history: history.map((event) =>
-      event.kind === 'arrival' && event.from.via === 'api'
-        ? { ...event, from: { ...event.from, name: names.get(Number(event.from.identifier)) ?? 'an app' } }
-        : event,
+      named(
+        event.kind === 'arrival' && event.from.via === 'api'
+          ? { ...event, from: { ...event.from, name: names.get(Number(event.from.identifier)) ?? 'an app' } }
+          : event,
+      ),
     ),
   };
 }

@@ -86,8 +86,15 @@ describe('OpenID4VP consent in Chromium', { skip: chromiumMissing }, () => {
     const { t, page, request } = await arriveAtConsent(['Ada'], 'consent-login');
     const form = page.locator('#consent-form');
     assert.match(await form.innerText(), /Asks for: credentialSubject › first_name\./);
-    const choice = page.getByRole('radio', { name: /PersonCredential from did:key:/ });
+    // Readable names (issue #29): the type in words, the issuer's DID shortened, the full DID on request.
+    const choice = page.getByRole('radio', { name: /^Person credential from did:key:\S{8}…\S{6} — Ada$/ });
     assert.equal(await choice.count(), 1);
+    assert.ok(
+      !(await form.innerText()).includes(shop.issuer.did),
+      'the full DID is not shown until asked for',
+    );
+    await page.getByText("Show the issuer's full identifier").click();
+    assert.equal(await form.locator('details.identifiers code').innerText(), shop.issuer.did);
     assert.ok(await choice.isChecked(), 'the only candidate is chosen');
     assert.match(await choice.locator('xpath=..').innerText(), /first_name\s+Ada/);
     await t.screenshot('consent-page');

@@ -165,6 +165,11 @@ describe('wallet-initiated HAIP issuance from the wallet page in Chromium', { sk
     assert.equal(world.issuer.events.keyAttestations.length, 1);
     await page.goto(`${world.server.url}/wallet`);
     assert.equal(await page.locator('ul.credentials > li').count(), 1);
+    // The names the issuer's metadata displays, not the vct URL (issue #29).
+    const card = page.locator('ul.credentials > li');
+    await card.getByRole('heading', { level: 3, name: 'Personal ID' }).waitFor();
+    assert.doesNotMatch(await card.innerText(), /identity_credential/);
+    assert.match(await card.innerText(), /Issued by Example Issuer \(/);
     await t.close();
   });
 });

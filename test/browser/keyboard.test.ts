@@ -126,7 +126,7 @@ describe('keyboard only (Tab, Shift+Tab, Enter, Space; never a click)', { skip: 
       reached.push(await focused(page));
       await assertFocusVisible(page);
     }
-    assert.match(reached[0]!, /^radio "PersonCredential from did:key:\S+ — Grace" \[checked\]$/);
+    assert.match(reached[0]!, /^radio "Person credential from did:key:\S+ — Grace" \[checked\]$/);
     assert.deepEqual(reached.slice(1), ['button "Share"', 'button "Decline"']);
     await tabThrough(page, ['button "Share"'], 'Shift+Tab');
     await screenshot('keyboard-consent-focus-share');

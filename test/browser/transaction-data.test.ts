@@ -104,6 +104,8 @@ describe('OpenID4VP transaction data in Chromium', { skip: chromiumMissing }, ()
     }
     await page.getByRole('button', { name: 'Connect wallet' }).click();
     await page.getByRole('button', { name: 'Confirm and share' }).waitFor();
+    // The certificate's organisation and the vct's last segment in words, not the URL (issue #29).
+    await page.getByRole('radio', { name: /^Identity credential from Bank Issuer — / }).waitFor();
     await t.screenshot('consent-transaction-data');
     await page.getByRole('button', { name: 'Confirm and share' }).click();
 

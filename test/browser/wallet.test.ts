@@ -89,6 +89,20 @@ describe("the person's wallet page in Chromium", { skip: chromiumMissing }, () =
     assert.equal(await credentialItems(page).count(), 2);
     assert.match(await page.getByRole('heading', { level: 2, name: /Credentials \(2\)/ }).innerText(), /2/);
 
+    // Readable names (issue #29): the type in words as the title, the issuer's DID shortened,
+    // the full DID one disclosure away.
+    const issuerDid = shop.issuer.did;
+    assert.equal(await page.getByRole('heading', { level: 3, name: 'Person credential' }).count(), 2);
+    const firstCard = await credentialItems(page).first().innerText();
+    assert.doesNotMatch(firstCard, /PersonCredential/);
+    assert.match(firstCard, /Issued by did:key:\S{8}…\S{6} · ldp_vc/);
+    assert.ok(!firstCard.includes(issuerDid), 'the full DID is not shown until asked for');
+    await credentialItems(page).first().getByText("Show the issuer's full identifier").click();
+    assert.equal(
+      await credentialItems(page).first().locator('details.identifier code').innerText(),
+      issuerDid,
+    );
+
     const ada = credentialItems(page).filter({ hasText: 'Ada' });
     await ada.getByText(/Show its \d+ claims/).click();
     const claims = await ada.locator('dl.claims').innerText();
@@ -100,11 +114,11 @@ describe("the person's wallet page in Chromium", { skip: chromiumMissing }, () =
       .filter({ hasText: 'Augusta' })
       .getByRole('button', { name: 'Delete…' })
       .click();
-    const dialog = page.getByRole('dialog', { name: /Delete PersonCredential\?/ });
+    const dialog = page.getByRole('dialog', { name: /Delete Person credential\?/ });
     await dialog.waitFor();
     await t.screenshot('wallet-delete-confirmation');
     await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
-    await page.getByRole('status').filter({ hasText: 'PersonCredential was deleted.' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Person credential was deleted.' }).waitFor();
     assert.equal(await credentialItems(page).count(), 1);
     assert.match(await credentialItems(page).innerText(), /Issued by did:key:/);
     assert.deepEqual(await listed(user.bearer), ['Ada'], 'gone from the API, the other stays');
@@ -121,7 +135,7 @@ describe("the person's wallet page in Chromium", { skip: chromiumMissing }, () =
     const shared = await history.getByRole('listitem').first().innerText();
     assert.match(
       shared,
-      /shared credentialSubject\.first_name of PersonCredential with Bar & Grill Age Check: delivered/,
+      /shared credentialSubject\.first_name of Person credential with Bar & Grill Age Check: delivered/,
     );
     assert.doesNotMatch(shared, /last_name/);
     assert.match(await history.innerText(), /arrived from Issuer/);
@@ -151,6 +165,16 @@ describe("the person's wallet page in Chromium", { skip: chromiumMissing }, () =
     await page.keyboard.press('Tab');
     assert.equal(await focused(page), 'button "Sign out"');
     await assertFocusVisible(page);
+    // The issuer's full identifier opens from the keyboard (issue #29).
+    await page.keyboard.press('Tab');
+    const disclosure = await page.locator(':focus').evaluate((e) => `${e.tagName} ${e.textContent}`);
+    assert.equal(disclosure, "SUMMARY Show the issuer's full identifier");
+    await assertFocusVisible(page);
+    await page.keyboard.press('Enter');
+    assert.equal(
+      await credentialItems(page).first().locator('details.identifier code').innerText(),
+      shop.issuer.did,
+    );
     await page.keyboard.press('Tab');
     const summary = await page.locator(':focus').evaluate((e) => `${e.tagName} ${e.textContent}`);
     assert.match(summary, /^SUMMARY Show its \d+ claims$/);
@@ -158,7 +182,7 @@ describe("the person's wallet page in Chromium", { skip: chromiumMissing }, () =
     await page.keyboard.press('Enter');
     const first = credentialItems(page).first();
     assert.equal(
-      await first.locator('details').evaluate((d) => (d as unknown as { open: boolean }).open),
+      await first.locator('details:has(dl.claims)').evaluate((d) => (d as unknown as { open: boolean }).open),
       true,
     );
     await page.keyboard.press('Tab');

@@ -6,6 +6,7 @@ import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestIssuer } from '../helpers/issuers/openid4vci-issuer.ts';
 import { PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { startTestServer } from '../helpers/server.ts';
+import { walletJson } from '../wallet/wallet-helpers.ts';
 import {
   decideIssuance,
   eventually,
@@ -150,6 +151,12 @@ describe('OpenID4VCI 1.0: deferred and batch issuance, on sqlite', () => {
       return list.length > 0 ? list : undefined;
     });
     assert.equal(entries.length, 1, 'one credential, however many copies');
+    const [shown] = (await walletJson(world.server, world.cookie!)).credentials;
+    assert.equal(
+      shown.typeName,
+      'Personal ID',
+      "the configuration's display name, kept when it arrived late",
+    );
     assert.ok(world.issuer.events.deferredPolls >= 2, 'polled until the issuer was ready');
     const done = await fetch(`${world.server.url}/v1/oid4vci/issuances`, {
       headers: { cookie: world.cookie! },

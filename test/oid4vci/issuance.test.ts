@@ -123,6 +123,10 @@ for (const kind of DATABASE_KINDS) {
       const wallet = await walletJson(world.server, world.cookie!);
       const shown = wallet.credentials.find((c: { id: string }) => c.id === credentialId);
       assert.equal(shown.issuer.name, 'Example Issuer');
+      // The names the issuer's metadata displays, kept with the credential (issue #29).
+      assert.equal(shown.typeName, 'Personal ID');
+      assert.equal(shown.issuer.label, 'Example Issuer');
+      assert.ok(world.issuer.credentialIssuer.includes(shown.issuer.shortIdentifier));
       assert.equal(shown.issuer.logo.uri, 'https://issuer.example/logo.png');
       assert.equal(shown.receivedFrom, 'Example Issuer');
       const arrival = wallet.history.find(

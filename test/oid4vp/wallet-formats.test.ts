@@ -123,6 +123,10 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(candidate.format, 'dc+sd-jwt');
       assert.equal(candidate.issuer_certificate.trusted, true, 'the issuer chains to ISSUER_TRUST_ANCHORS');
       assert.match(candidate.issuer_certificate.subject, /Trusted Issuer Document Signer/);
+      // Readable names beside the raw ones (issue #29): the certificate's organisation, the vct's last segment.
+      assert.equal(candidate.issuer_name, 'Trusted Issuer');
+      assert.equal(candidate.type_name, 'Identity credential');
+      assert.equal(candidate.types[0], PID_VCT);
       assert.equal(candidate.discloses_everything, false);
       assert.deepEqual(
         candidate.claims.map((c: { path: string[]; values: unknown[] }) => [c.path.join('.'), c.values]),
@@ -148,6 +152,8 @@ for (const kind of DATABASE_KINDS) {
       const consent = await consentView(world.server, consentPath);
       const [candidate] = consent.requests[0].candidates;
       assert.equal(candidate.format, 'mso_mdoc');
+      assert.equal(candidate.type_name, 'Mobile driving licence');
+      assert.equal(candidate.issuer_name, 'Trusted Issuer');
       assert.deepEqual(
         candidate.claims.map((c: { intent_to_retain?: boolean }) => c.intent_to_retain === true),
         [false, true],
@@ -170,6 +176,8 @@ for (const kind of DATABASE_KINDS) {
       const consentPath = await consentFor(transaction);
       const consent = await consentView(world.server, consentPath);
       assert.equal(consent.requests[0].candidates[0].discloses_everything, true);
+      assert.equal(consent.requests[0].candidates[0].type_name, 'University degree credential');
+      assert.match(consent.requests[0].candidates[0].issuer_name, /^did:jwk:\S{8}…\S{6}$/);
       const page = await fetch(`${world.server.url}${consentPath}`);
       assert.match(await page.text(), /The whole credential/);
       const received = await approve(world.server, consentPath, transaction);

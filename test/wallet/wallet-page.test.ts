@@ -64,6 +64,11 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(credential.format, 'ldp_vc');
       assert.deepEqual(credential.types, ['PersonCredential']);
       assert.equal(credential.issuer.name, world.issuer.did);
+      // Readable names beside the raw ones (issue #29): the type in words, the DID shortened.
+      assert.equal(credential.typeName, 'Person credential');
+      assert.equal(credential.issuer.identifier, world.issuer.did);
+      assert.match(credential.issuer.label, /^did:key:\S{8}…\S{6}$/);
+      assert.equal(credential.issuer.shortIdentifier, null, 'the label already is the shortened DID');
       assert.equal(credential.receivedFrom, 'Issuer');
       assert.equal(credential.validity, 'valid');
       assert.equal(credential.status, null, 'no status entry, no status');
@@ -76,7 +81,9 @@ for (const kind of DATABASE_KINDS) {
         [['arrival', ada.credentialId, 'Issuer']],
       );
       const html = await (await fetch(`${world.server.url}/wallet`, { headers: { cookie } })).text();
-      assert.match(html, /<h3 id="credential-\d+-title">PersonCredential<\/h3>/);
+      assert.match(html, /<h3 id="credential-\d+-title">Person credential<\/h3>/);
+      assert.ok(html.includes(`Issued by ${credential.issuer.label} ·`));
+      assert.ok(html.includes(`<code>${world.issuer.did}</code></details>`), 'the full DID on request');
       assert.match(html, /<dt>first_name<\/dt><dd>Ada<\/dd>/);
       assert.match(html, /arrived from Issuer/);
     });
@@ -96,7 +103,7 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(shared.claims, [['credentialSubject', 'first_name']]);
       assert.equal(shared.outcome, 'delivered');
       const html = await (await fetch(`${world.server.url}/wallet`, { headers: { cookie } })).text();
-      assert.match(html, /shared credentialSubject\.first_name of <strong>PersonCredential<\/strong>/);
+      assert.match(html, /shared credentialSubject\.first_name of <strong>Person credential<\/strong>/);
       assert.doesNotMatch(html, /shared[^<]*last_name/);
       // The history is sealed: the database row says only that something happened.
       const rows = await world.server.database.db.selectFrom('wallet_history').selectAll().execute();
