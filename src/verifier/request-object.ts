@@ -1,5 +1,5 @@
 import type { DcqlQuery } from 'dcql';
-import { importJWK, type JWK, SignJWT } from 'jose';
+import { type CryptoKey, type JWK, SignJWT } from 'jose';
 import type { VerifierDeps } from './verifier-deps.ts';
 import type { VerifierIdentity } from './verifier-keys.ts';
 import type { VerifierRequestRow } from './verifier-repository.ts';
@@ -59,7 +59,7 @@ function contentEncryptionFor(walletMetadata: Record<string, unknown> | undefine
  */
 export async function signRequestObject(
   deps: Pick<VerifierDeps, 'config' | 'now'>,
-  verifier: { name: string; privateJwk: JWK; identity: VerifierIdentity },
+  verifier: { name: string; key: CryptoKey; identity: VerifierIdentity },
   row: Pick<VerifierRequestRow, 'id' | 'nonce' | 'state' | 'expires_at'>,
   stored: StoredRequest,
   wallet: { nonce?: string | undefined; metadata?: Record<string, unknown> | undefined },
@@ -88,7 +88,6 @@ export async function signRequestObject(
     ...(stored.transactionData.length ? { transaction_data: stored.transactionData } : {}),
     ...(wallet.nonce ? { wallet_nonce: wallet.nonce } : {}),
   };
-  const key = await importJWK(verifier.privateJwk, verifier.identity.algorithm);
   return new SignJWT(claims)
     .setProtectedHeader({
       alg: verifier.identity.algorithm,
@@ -98,5 +97,5 @@ export async function signRequestObject(
     .setAudience(audienceOf(wallet.metadata))
     .setIssuedAt(Math.floor(deps.now().getTime() / 1000))
     .setExpirationTime(Math.floor(new Date(row.expires_at).getTime() / 1000))
-    .sign(key);
+    .sign(verifier.key);
 }

@@ -1,12 +1,13 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { DcqlQuery } from 'dcql';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { CofferError } from '../errors.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
+import { createLru } from '../lru.ts';
 import { type StoredRequest, signRequestObject } from './request-object.ts';
 import { verifierKeyContext } from './verifier-admin.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
-import { verifierIdentity } from './verifier-keys.ts';
+import { type VerifierIdentity, verifierIdentity } from './verifier-keys.ts';
 import { findVerifier, insertVerifierRequest } from './verifier-repository.ts';
 import type { CreateVerifierRequestBody } from './verifier-schemas.ts';
 
@@ -15,8 +16,23 @@ const DEFAULT_EXPIRES_IN = 600;
 const invalid = (path: string, message: string, sentence: string) =>
   new CofferError('invalid_request', sentence, { details: [{ path: `/body/${path}`, message }] });
 
+export interface VerifierSigner {
+  name: string;
+  privateJwk: JWK;
+  /** The private key, imported once for signing. */
+  key: CryptoKey;
+  identity: VerifierIdentity;
+}
+
+/**
+ * Opened verifiers, by client and sealed key: opening one decrypts the key and parses its chain,
+ * which every request object would otherwise repeat. A re-enabled verifier has another sealed key,
+ * so it is never served stale.
+ */
+const openedVerifiers = createLru<string, Promise<VerifierSigner>>(256);
+
 /** The signing material of a client that `coffer verifier enable` made a verifier. */
-export async function verifierOf(deps: VerifierDeps, clientId: number) {
+export async function verifierOf(deps: VerifierDeps, clientId: number): Promise<VerifierSigner> {
   const row = await findVerifier(deps.db, clientId);
   if (!row) {
     throw new CofferError(
@@ -24,9 +40,18 @@ export async function verifierOf(deps: VerifierDeps, clientId: number) {
       'This client is not a verifier; an operator enables it with `coffer verifier enable`.',
     );
   }
-  const privateJwk = JSON.parse(deps.cipher.decrypt(row.key_sealed, verifierKeyContext(clientId))) as JWK;
-  const identity = verifierIdentity(row.chain_pem, privateJwk as never, deps.config.publicUrl);
-  return { name: row.name, privateJwk, identity };
+  const cacheKey = `${clientId}:${row.key_sealed}:${row.name}:${deps.config.publicUrl}`;
+  let opened = openedVerifiers.get(cacheKey);
+  if (!opened) {
+    opened = (async () => {
+      const privateJwk = JSON.parse(deps.cipher.decrypt(row.key_sealed, verifierKeyContext(clientId))) as JWK;
+      const identity = verifierIdentity(row.chain_pem, privateJwk as never, deps.config.publicUrl);
+      const key = (await importJWK(privateJwk, identity.algorithm)) as CryptoKey;
+      return { name: row.name, privateJwk, key, identity };
+    })();
+    openedVerifiers.set(cacheKey, opened);
+  }
+  return opened;
 }
 
 function parseDcql(input: unknown): DcqlQuery.Output {
