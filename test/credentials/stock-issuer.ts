@@ -47,7 +47,11 @@ export function stockDocumentLoader(extra: Record<string, object> = {}) {
   loader.addStatic(PERSON_CONTEXT_URL, PERSON_CONTEXT);
   for (const [url, document] of Object.entries(extra)) loader.addStatic(url, document);
   const didKey = didKeyDriver();
+  // The driver picks a key type by the multibase's first characters. A BLS12-381 G2 key's
+  // did:key starts zUC7 except when its first bytes are small (0x80 0x00…, about one key in 50),
+  // where base58 makes it zUC6: both are the same key type.
   didKey.use({ multibaseMultikeyHeader: 'zUC7', fromMultibase: Bls12381Multikey.from });
+  didKey.use({ multibaseMultikeyHeader: 'zUC6', fromMultibase: Bls12381Multikey.from });
   didKey.use({ multibaseMultikeyHeader: 'z6Mk', fromMultibase: Ed25519Multikey.from });
   const resolver = new CachedResolver();
   resolver.use(didKey);
