@@ -25,8 +25,14 @@ var state = document.getElementById('verify-state');
 var ways = document.getElementById('verify-ways');
 function show(status) {
   state.textContent = data.sentences[status] || status;
-  if (data.final.indexOf(status) !== -1) { if (ways) ways.hidden = true; return true; }
-  return false;
+  if (data.final.indexOf(status) === -1) return false;
+  if (ways && !ways.hidden) {
+    // Hiding the link under the keyboard's focus would drop the focus on the body: it moves to the state.
+    var hadFocus = ways.contains(document.activeElement);
+    ways.hidden = true;
+    if (hadFocus) state.focus();
+  }
+  return true;
 }
 function poll() {
   fetch(location.pathname, { headers: { accept: 'application/json' }, cache: 'no-store' })
@@ -73,7 +79,7 @@ ${qr}
 </div>`;
   const body = `<main>
 <h1>${escapeHtml(input.verifier)} asks for a credential</h1>
-<p id="verify-state" class="state" role="status" aria-live="polite">${escapeHtml(STATUS_SENTENCES[input.status] ?? input.status)}</p>
+<p id="verify-state" class="state" role="status" aria-live="polite" tabindex="-1">${escapeHtml(STATUS_SENTENCES[input.status] ?? input.status)}</p>
 ${ways}
 </main>
 <script type="application/json" id="verify-data" nonce="${nonce}">${jsonForScript({ status: input.status, sentences: STATUS_SENTENCES, final: FINAL })}</script>

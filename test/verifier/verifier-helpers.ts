@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { type generateKeyPair, type JWTPayload, SignJWT } from 'jose';
+import { createOutboundClient } from '../../src/http/outbound.ts';
 import { coffer } from '../helpers/cli.ts';
 import type { DatabaseKind } from '../helpers/databases.ts';
 import { type IssuerIdentity, makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
@@ -22,35 +23,56 @@ export interface VerifierWorld {
   verifier: { ca: Certified; leaf: Certified };
   /** TLS in front of the server: PUBLIC_URL is its https:// address. */
   front: TlsFront;
+  /** A PEM file holding the verifier's CA, for a wallet's VERIFIER_TRUST_ANCHORS. */
+  verifierAnchors: string;
   createRequest(body: Record<string, unknown>): Promise<TestResponse>;
   readResult(id: string, query?: string): Promise<TestResponse>;
   close(): Promise<void>;
 }
 
+export interface VerifierWorldOptions {
+  /**
+   * The server's own hosted wallet answers its verifier: its outbound requests trust the front's
+   * TLS CA, and VERIFIER_TRUST_ANCHORS holds the verifier's CA (x509_san_dns needs it).
+   */
+  hostedWallet?: boolean;
+}
+
 export async function startVerifierWorld(
   kind: DatabaseKind,
   env: Record<string, string> = {},
+  options: VerifierWorldOptions = {},
 ): Promise<VerifierWorld> {
   const dir = await mkdtemp(path.join(tmpdir(), 'coffer-verifier-'));
   const issuer = await makeIssuerIdentity();
   const anchors = path.join(dir, 'issuer-anchors.pem');
   await writeFile(anchors, issuer.ca.pem);
   const front = await startTlsFront();
-  const server = await startTestServer(kind, {
-    ALLOW_PRIVATE_TARGETS: 'true',
-    ISSUER_TRUST_ANCHORS: anchors,
-    PUBLIC_URL: front.url,
-    ...env,
-  });
-  front.target = server.url;
-  useFetch(front.fetch);
-  const { clientId, token } = await server.createMaster('Shop');
+  // The verifier's certificate exists before the server starts, so that a wallet can trust its CA.
   const ca = await makeCertificate({ subject: 'CN=Test Verifier CA, O=Test', ca: true });
   const leaf = await makeCertificate({
     subject: 'CN=Shop Verifier, O=Shop',
     issuer: ca,
     dnsNames: [new URL(front.url).hostname],
   });
+  const verifierAnchors = path.join(dir, 'verifier-anchors.pem');
+  await writeFile(verifierAnchors, ca.pem);
+  const server = await startTestServer(
+    kind,
+    {
+      ALLOW_PRIVATE_TARGETS: 'true',
+      ISSUER_TRUST_ANCHORS: anchors,
+      PUBLIC_URL: front.url,
+      ...(options.hostedWallet ? { VERIFIER_TRUST_ANCHORS: verifierAnchors } : {}),
+      ...env,
+    },
+    options.hostedWallet
+      ? { outbound: createOutboundClient({ allowPrivateTargets: true, ca: [front.ca.pem] }) }
+      : {},
+  );
+  front.target = server.url;
+  useFetch(front.fetch);
+  const { clientId, token } = await server.createMaster('Shop');
   const key = path.join(dir, 'verifier-key.pem');
   const chain = path.join(dir, 'verifier-chain.pem');
   await writeFile(key, await privateKeyPem(leaf.keys.privateKey));
@@ -79,6 +101,7 @@ export async function startVerifierWorld(
     readResult: (id, query = '') =>
       server.request('GET', `/v1/verifier/requests/${id}${query}`, { headers: { 'x-api-token': token } }),
     front,
+    verifierAnchors,
     async close() {
       await server.close();
       await front.close();
