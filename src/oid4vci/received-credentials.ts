@@ -16,7 +16,6 @@ import type { FormatRegistry } from '../formats/registry.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import type { UserIdentity } from '../users/user-repository.ts';
-import type { IssuerDisplay } from './issuance-offer.ts';
 import { type IssuanceKey, privateJwkOf } from './issuer-client.ts';
 
 export interface ReceivedStoreDeps {

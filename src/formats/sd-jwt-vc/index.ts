@@ -9,7 +9,6 @@ import {
   takesAlgorithm,
   verifyIssuerSignature,
 } from '../jose-credentials.ts';
-import { tokenStatusReference } from '../status-entries.ts';
 import { presentationFrameOf } from './presentation-frame.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
 import {
