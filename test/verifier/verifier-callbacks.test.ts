@@ -3,13 +3,13 @@ import type { JsonWebKey } from 'node:crypto';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { type Certified, makeCertificate, privateKeyPem } from '../oid4vp/certificates.ts';
 import { answer } from './test-wallet.ts';
 import {
+  eventually,
   openRequest,
   presentSdJwt,
   resultOf,
@@ -67,15 +67,6 @@ async function startReceiver(): Promise<Receiver> {
         server.close(() => resolve());
       }),
   };
-}
-
-/** Waits until `done` holds, polling; the verifier's worker runs every second. */
-async function eventually(done: () => boolean, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 for (const kind of DATABASE_KINDS) {

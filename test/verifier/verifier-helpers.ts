@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { type generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { createOutboundClient } from '../../src/http/outbound.ts';
@@ -165,6 +166,15 @@ export const sdJwtQuery = (vct: string, claims: string[][], id = 'pid') => ({
 
 type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
 const holderInstance = new SDJwtVcInstance({ hasher: async (data) => sha256(data), hashAlg: 'sha-256' });
+
+/** Waits until `done` holds, polling, for at most `timeoutMs`; the verifier's worker runs every second. */
+export async function eventually(done: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
 
 /** A KB-JWT over `sdJwt` (issuer-signed JWT~disclosures~), signed with jose; `binding` adds or overrides claims. */
 export async function keyBindingJwt(
