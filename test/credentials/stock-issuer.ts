@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   createDiscloseCryptosuite,
   createSignCryptosuite,
@@ -10,6 +10,7 @@ import dataIntegrityContext from '@digitalbazaar/data-integrity-context';
 import { CachedResolver } from '@digitalbazaar/did-io';
 import { driver as didKeyDriver } from '@digitalbazaar/did-method-key';
 import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
+import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import multikeyContext from '@digitalbazaar/multikey-context';
 import { securityLoader } from '@digitalbazaar/security-document-loader';
 import * as vc from '@digitalbazaar/vc';
@@ -148,4 +149,43 @@ export async function deriveWithStock(
     cryptosuite: createDiscloseCryptosuite({ selectivePointers, presentationHeader }),
   });
   return vc.derive({ verifiableCredential: signed, suite, documentLoader });
+}
+
+/** A holder outside Coffer: an Ed25519 did:key, its key pair made again from the seed with the DID as controller. */
+export interface StockHolder {
+  did: string;
+  key: Awaited<ReturnType<typeof Ed25519Multikey.generate>>;
+}
+
+export async function createStockHolder(): Promise<StockHolder> {
+  const seed = randomBytes(32);
+  const { publicKeyMultibase } = await Ed25519Multikey.generate({ seed });
+  const did = `did:key:${publicKeyMultibase}`;
+  return { did, key: await Ed25519Multikey.generate({ seed, controller: did }) };
+}
+
+/**
+ * A VP of one credential claiming `holder`, signed by `signer` with eddsa-rdfc-2022 through
+ * @digitalbazaar/vc's signPresentation (challenge = the request's nonce, domain = its client id).
+ */
+export async function signPresentationWithStock(
+  credential: object,
+  holder: string,
+  signer: StockHolder['key'],
+  binding: { challenge: string; domain: string },
+  // biome-ignore lint/suspicious/noExplicitAny: presentations are arbitrary JSON-LD
+): Promise<any> {
+  const presentation = {
+    '@context': ['https://www.w3.org/ns/credentials/v2'],
+    type: ['VerifiablePresentation'],
+    holder,
+    verifiableCredential: [credential],
+  };
+  return vc.signPresentation({
+    presentation,
+    suite: new DataIntegrityProof({ signer: signer.signer(), cryptosuite: eddsaRdfc2022 }),
+    challenge: binding.challenge,
+    domain: binding.domain,
+    documentLoader: stockDocumentLoader(),
+  });
 }

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { before, describe, test } from 'node:test';
-import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
-import { base58btc } from 'multiformats/bases/base58';
+import type { JWTPayload } from 'jose';
 import { verifyJwtVcPresentation } from '../../src/formats/jwt-vc-json/verify-presentation.ts';
 import { createDocumentLoader } from '../../src/formats/ldp-vc/contexts/document-loader.ts';
 import type {
@@ -10,6 +8,7 @@ import type {
   PresentationExpectation,
   VerifiedPresentation,
 } from '../../src/formats/presentation-verification.ts';
+import { createDidHolder, type DidHolder as Holder, signVpJwt } from '../helpers/issuers/holder.ts';
 import { createJwtVcIssuer, type JwtVcIssuer } from '../helpers/issuers/jwt-vc-issuer.ts';
 
 /**
@@ -33,47 +32,13 @@ const ALL: CheckName[] = [
 /** The bundled contexts only: the VC 1.1 context is among them. */
 const jsonLd = { documentLoader: createDocumentLoader(async () => undefined) };
 
-type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
-
-interface Holder {
-  did: string;
-  keys: KeyPair;
-}
-
-async function newHolder(): Promise<Holder> {
-  const keys = await generateKeyPair('EdDSA', { extractable: true });
-  const { x } = await exportJWK(keys.publicKey);
-  const did = `did:key:${base58btc.encode(Uint8Array.from([0xed, 0x01, ...Buffer.from(x!, 'base64url')]))}`;
-  return { did, keys };
-}
-
-/** A VP JWT around `credentials`, signed by `signer` (the holder unless told), claiming to be `holder`. */
-function vpJwt(
+/** A VP JWT bound to this file's verifier unless `claims` say otherwise. */
+const vpJwt = (
   holder: Holder,
   credentials: string[],
   claims: JWTPayload = {},
-  signer = holder.keys.privateKey,
-) {
-  return new SignJWT({
-    iss: holder.did,
-    aud: CLIENT_ID,
-    nonce: NONCE,
-    iat: Math.floor(Date.now() / 1000),
-    jti: `urn:uuid:${randomUUID()}`,
-    vp: {
-      '@context': ['https://www.w3.org/2018/credentials/v1'],
-      type: ['VerifiablePresentation'],
-      verifiableCredential: credentials,
-    },
-    ...claims,
-  })
-    .setProtectedHeader({
-      alg: 'EdDSA',
-      typ: 'JWT',
-      kid: `${holder.did}#${holder.did.slice('did:key:'.length)}`,
-    })
-    .sign(signer);
-}
+  signer?: Holder['keys']['privateKey'],
+) => signVpJwt(holder, credentials, { aud: CLIENT_ID, nonce: NONCE, ...claims }, signer);
 
 function failedAt(result: VerifiedPresentation, name: CheckName) {
   assert.equal(result.ok, false);
@@ -107,7 +72,7 @@ describe('jwt_vc_json: verifying a presentation', () => {
 
   before(async () => {
     issuer = await createJwtVcIssuer();
-    holder = await newHolder();
+    holder = await createDidHolder();
     credential = await issuer.issue({ subject: holder.did });
   });
 
@@ -168,12 +133,12 @@ describe('jwt_vc_json: verifying a presentation', () => {
   });
 
   test('a VP JWT signed by a key that is not its iss fails holder_binding', async () => {
-    const stranger = await newHolder();
+    const stranger = await createDidHolder();
     failedAt(await verify(await vpJwt(holder, [credential], {}, stranger.keys.privateKey)), 'holder_binding');
   });
 
   test("a credential whose subject is not the VP's signer fails subject_binding", async () => {
-    const someoneElse = await newHolder();
+    const someoneElse = await createDidHolder();
     const theirs = await issuer.issue({ subject: someoneElse.did });
     const result = await verify(await vpJwt(holder, [theirs]));
     failedAt(result, 'subject_binding');

@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
-import {
-  createHash,
-  generateKeyPairSync,
-  type JsonWebKey,
-  type KeyObject,
-  randomBytes,
-  sign,
-  X509Certificate,
-} from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject, randomBytes, X509Certificate } from 'node:crypto';
 import { before, describe, test } from 'node:test';
-import { base64url, cborDecode, cborEncode, DataItem, DateOnly } from '@owf/mdoc';
+import { base64url, cborDecode, cborEncode, DateOnly } from '@owf/mdoc';
 import * as cborg from 'cborg';
 import { calculateJwkThumbprint } from 'jose';
 import { verifyMdocPresentation } from '../../src/formats/mso-mdoc/verify-presentation.ts';
@@ -23,14 +15,21 @@ import {
   MDL_NAMESPACE,
   reissue,
 } from '../helpers/issuers/mdoc-issuer.ts';
+import {
+  type Device,
+  deviceKey,
+  type Handover,
+  presentMdoc,
+  transcriptOf,
+} from '../helpers/mdoc-device-response.ts';
 import { fingerprintOf } from '../oid4vp/certificates.ts';
 
 /**
  * The verifier side of mso_mdoc with another party's code on the other side: the mdoc is issued
- * by @owf/mdoc (the test issuer), and the DeviceResponse is assembled here the way a phone
- * wallet makes one: the SessionTranscript encoded with cborg from the request's values
- * (OpenID4VP 1.0 B.2.6), DeviceAuthenticationBytes put together byte by byte around it, and the
- * COSE_Sign1 signed with node:crypto. Nothing of Coffer's wallet code takes part.
+ * by @owf/mdoc (the test issuer), and the DeviceResponse is assembled the way a phone wallet
+ * makes one (test/helpers/mdoc-device-response.ts: the SessionTranscript encoded with cborg from
+ * the request's values, the COSE_Sign1 signed with node:crypto). Nothing of Coffer's wallet code
+ * takes part.
  */
 
 const CLIENT_ID = 'x509_san_dns:verifier.example';
@@ -53,113 +52,7 @@ const ELEMENTS = {
   portrait: new Uint8Array([1, 2, 3, 255]),
 };
 
-type Handover =
-  | { clientId: string; nonce: string; thumbprint: Uint8Array | null; responseUri: string }
-  | { origin: string; nonce: string; thumbprint: Uint8Array | null };
-
 const sha256 = (bytes: Uint8Array) => new Uint8Array(createHash('sha256').update(bytes).digest());
-
-/** The SessionTranscript of OpenID4VP 1.0 B.2.6.1 (redirects) or B.2.6.2 (DC API), encoded with cborg. */
-function transcriptOf(handover: Handover): Uint8Array {
-  if ('origin' in handover) {
-    const info = cborg.encode([handover.origin, handover.nonce, handover.thumbprint]);
-    return cborg.encode([null, null, ['OpenID4VPDCAPIHandover', sha256(info)]]);
-  }
-  const info = cborg.encode([handover.clientId, handover.nonce, handover.thumbprint, handover.responseUri]);
-  return cborg.encode([null, null, ['OpenID4VPHandover', sha256(info)]]);
-}
-
-const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
-/** `#6.24(bstr .cbor …)` around bytes already encoded. */
-const tag24 = (encoded: Uint8Array) => concat(new Uint8Array([0xd8, 0x18]), cborg.encode(encoded));
-
-interface Device {
-  privateKey: KeyObject;
-  publicJwk: JsonWebKey;
-  alg: number;
-}
-
-function deviceKey(kind: 'P-256' | 'ed25519'): Device {
-  const { privateKey, publicKey } =
-    kind === 'ed25519' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return { privateKey, publicJwk: publicKey.export({ format: 'jwk' }), alg: kind === 'ed25519' ? -8 : -7 };
-}
-
-interface Presentation {
-  /** Elements of MDL_NAMESPACE to disclose (the rest are left out, as a wallet does). */
-  disclose: string[];
-  transcript: Uint8Array;
-  device: Device;
-  docType?: string;
-  /** A DeviceMac in place of the signature; or no deviceSigned at all. */
-  deviceAuth?: 'mac' | 'none';
-  /** Extra documents in the DeviceResponse. */
-  extraDocuments?: number;
-}
-
-/**
- * A DeviceResponse (ISO 18013-5 §8.3.2.1.2.2) for one mdoc, as a wallet sends it in vp_token:
- * the chosen IssuerSignedItemBytes as issued, and a DeviceSignature over
- * DeviceAuthenticationBytes = #6.24(["DeviceAuthentication", SessionTranscript, DocType,
- * DeviceNameSpacesBytes]) with the transcript's own bytes inside.
- */
-function present(mdoc: string, options: Presentation): string {
-  const issuerSigned = cborDecode(base64url.decode(mdoc)) as Map<string, unknown>;
-  const items = (issuerSigned.get('nameSpaces') as Map<string, DataItem[]>).get(MDL_NAMESPACE)!;
-  const chosen = items.filter((item) =>
-    options.disclose.includes((item.data as Map<string, unknown>).get('elementIdentifier') as string),
-  );
-  const docType = options.docType ?? MDL_DOCTYPE;
-  const deviceNameSpaces = cborg.encode(new Map());
-  const deviceAuthentication = concat(
-    new Uint8Array([0x84]),
-    cborg.encode('DeviceAuthentication'),
-    options.transcript,
-    cborg.encode(docType),
-    tag24(deviceNameSpaces),
-  );
-  const protectedHeader = cborg.encode(new Map([[1, options.deviceAuth === 'mac' ? 5 : options.device.alg]]));
-  const toBeSigned = cborg.encode([
-    'Signature1',
-    protectedHeader,
-    new Uint8Array(),
-    tag24(deviceAuthentication),
-  ]);
-  const signature =
-    options.device.alg === -8
-      ? sign(null, toBeSigned, options.device.privateKey)
-      : sign('sha256', toBeSigned, { key: options.device.privateKey, dsaEncoding: 'ieee-p1363' });
-  const deviceAuth =
-    options.deviceAuth === 'mac'
-      ? new Map([['deviceMac', [protectedHeader, new Map(), null, new Uint8Array(32)]]])
-      : new Map([['deviceSignature', [protectedHeader, new Map(), null, new Uint8Array(signature)]]]);
-  const document = new Map<string, unknown>([
-    ['docType', docType],
-    [
-      'issuerSigned',
-      new Map<string, unknown>([
-        ['nameSpaces', new Map([[MDL_NAMESPACE, chosen]])],
-        ['issuerAuth', issuerSigned.get('issuerAuth')],
-      ]),
-    ],
-  ]);
-  if (options.deviceAuth !== 'none') {
-    document.set(
-      'deviceSigned',
-      new Map<string, unknown>([
-        ['nameSpaces', DataItem.fromBuffer(deviceNameSpaces)],
-        ['deviceAuth', deviceAuth],
-      ]),
-    );
-  }
-  const response = new Map<string, unknown>([
-    ['version', '1.0'],
-    ['documents', Array.from({ length: 1 + (options.extraDocuments ?? 0) }, () => document)],
-    ['status', 0],
-  ]);
-  return base64url.encode(cborEncode(response));
-}
-
 const der = (base64: string) => new Uint8Array(Buffer.from(base64, 'base64'));
 
 describe('mso_mdoc presentations, verifier side', () => {
@@ -215,7 +108,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   });
 
   test('a genuine presentation passes every check, in order, and shows only the elements presented', async () => {
-    const presentation = present(mdoc, {
+    const presentation = presentMdoc(mdoc, {
       disclose: ['given_name', 'birth_date', 'issue_date', 'portrait'],
       transcript: transcriptOf(handover),
       device,
@@ -272,7 +165,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   test('an Ed25519 device key (EdDSA) binds as well, under an issuerAuth in ESP256 (-9)', async () => {
     const ed = deviceKey('ed25519');
     const edMdoc = await issueMdoc(identity, { deviceJwk: ed.publicJwk, elements: ELEMENTS, algorithm: -9 });
-    const presentation = present(edMdoc, {
+    const presentation = presentMdoc(edMdoc, {
       disclose: ['family_name'],
       transcript: transcriptOf(handover),
       device: ed,
@@ -292,7 +185,7 @@ describe('mso_mdoc presentations, verifier side', () => {
       ['the DC API handover', { origin: ORIGIN, nonce, thumbprint }],
     ];
     for (const [what, other] of others) {
-      const presentation = present(mdoc, {
+      const presentation = presentMdoc(mdoc, {
         disclose: ['given_name'],
         transcript: transcriptOf(other),
         device,
@@ -304,7 +197,7 @@ describe('mso_mdoc presentations, verifier side', () => {
     }
 
     // And the other way round: signed without a thumbprint, for a response that was not encrypted.
-    const plain = present(mdoc, {
+    const plain = presentMdoc(mdoc, {
       disclose: ['given_name'],
       transcript: transcriptOf({ ...handover, thumbprint: null }),
       device,
@@ -316,7 +209,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   });
 
   test('a DeviceSignature by a key other than the MSO device key is refused at device_signature', async () => {
-    const presentation = present(mdoc, {
+    const presentation = presentMdoc(mdoc, {
       disclose: ['given_name'],
       transcript: transcriptOf(handover),
       device: deviceKey('P-256'),
@@ -327,7 +220,7 @@ describe('mso_mdoc presentations, verifier side', () => {
       /does not verify with the MSO's device key/,
     );
     // An EdDSA signature where the MSO holds a P-256 key.
-    const wrongAlgorithm = present(mdoc, {
+    const wrongAlgorithm = presentMdoc(mdoc, {
       disclose: ['given_name'],
       transcript: transcriptOf(handover),
       device: deviceKey('ed25519'),
@@ -341,7 +234,7 @@ describe('mso_mdoc presentations, verifier side', () => {
 
   test('the Digital Credentials API handover (B.2.6.2) verifies when the origin is expected', async () => {
     for (const encrypted of [thumbprint, null]) {
-      const presentation = present(mdoc, {
+      const presentation = presentMdoc(mdoc, {
         disclose: ['age_over_18'],
         transcript: transcriptOf({ origin: ORIGIN, nonce, thumbprint: encrypted }),
         device,
@@ -368,7 +261,7 @@ describe('mso_mdoc presentations, verifier side', () => {
 
   test('an element whose value was altered is refused at digests', async () => {
     const altered = alterElement(mdoc, MDL_NAMESPACE, 'family_name', 'Byron');
-    const presentation = present(altered, {
+    const presentation = presentMdoc(altered, {
       disclose: ['given_name', 'family_name'],
       transcript: transcriptOf(handover),
       device,
@@ -381,7 +274,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   });
 
   test('an MSO signed for another docType than the document names is refused at digests', async () => {
-    const presentation = present(mdoc, {
+    const presentation = presentMdoc(mdoc, {
       disclose: ['given_name'],
       transcript: transcriptOf(handover),
       device,
@@ -409,7 +302,7 @@ describe('mso_mdoc presentations, verifier side', () => {
       [(await reissue(identity, mdoc, { x5chain: false })).value, /carries no x5chain certificate/],
     ];
     for (const [value, detail] of cases) {
-      const presentation = present(value, {
+      const presentation = presentMdoc(value, {
         disclose: ['given_name'],
         transcript: transcriptOf(handover),
         device,
@@ -420,7 +313,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   });
 
   test('an issuer whose chain reaches none of the trust anchors is refused at issuer_trusted, and shown untrusted', async () => {
-    const presentation = present(mdoc, {
+    const presentation = presentMdoc(mdoc, {
       disclose: ['given_name'],
       transcript: transcriptOf(handover),
       device,
@@ -461,7 +354,7 @@ describe('mso_mdoc presentations, verifier side', () => {
       [expired, /expired at .*validUntil/],
       [early, /not valid before .*validFrom/],
     ] as const) {
-      const presentation = present(value, {
+      const presentation = presentMdoc(value, {
         disclose: ['given_name'],
         transcript: transcriptOf(handover),
         device,
@@ -471,7 +364,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   });
 
   test('a DeviceMac is refused as unsupported; a missing deviceSigned passes only without holder binding', async () => {
-    const mac = present(mdoc, {
+    const mac = presentMdoc(mdoc, {
       disclose: ['given_name'],
       transcript: transcriptOf(handover),
       device,
@@ -479,7 +372,7 @@ describe('mso_mdoc presentations, verifier side', () => {
     });
     assertRefusedAt(await verifyMdocPresentation(mac, expected()), 'device_signature', /DeviceMac/);
 
-    const unbound = present(mdoc, {
+    const unbound = presentMdoc(mdoc, {
       disclose: ['given_name'],
       transcript: transcriptOf(handover),
       device,
@@ -512,7 +405,7 @@ describe('mso_mdoc presentations, verifier side', () => {
         );
       },
     });
-    const presentation = present(value, {
+    const presentation = presentMdoc(value, {
       disclose: ['given_name'],
       transcript: transcriptOf(handover),
       device,
@@ -531,7 +424,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   });
 
   test('what is not one DeviceResponse document is refused at format, never thrown', async () => {
-    const good = present(mdoc, { disclose: ['given_name'], transcript: transcriptOf(handover), device });
+    const good = presentMdoc(mdoc, { disclose: ['given_name'], transcript: transcriptOf(handover), device });
     const response = cborDecode(base64url.decode(good)) as Map<string, unknown>;
     const withResponse = (change: (copy: Map<string, unknown>) => void) => {
       const copy = new Map(response);
@@ -552,7 +445,7 @@ describe('mso_mdoc presentations, verifier side', () => {
       [withResponse((copy) => copy.delete('documents')), /holds no document/],
       [withResponse((copy) => copy.set('documents', [])), /holds no document/],
       [
-        present(mdoc, {
+        presentMdoc(mdoc, {
           disclose: ['given_name'],
           transcript: transcriptOf(handover),
           device,
@@ -590,7 +483,7 @@ describe('mso_mdoc presentations, verifier side', () => {
   });
 
   test('a malformed DeviceSignature is a failed check with a sentence, not an exception', async () => {
-    const good = present(mdoc, { disclose: ['given_name'], transcript: transcriptOf(handover), device });
+    const good = presentMdoc(mdoc, { disclose: ['given_name'], transcript: transcriptOf(handover), device });
     const response = cborDecode(base64url.decode(good)) as Map<string, unknown>;
     const withDeviceSignature = (sign1: unknown) => {
       const document = new Map((response.get('documents') as Map<string, unknown>[])[0]);

@@ -89,15 +89,40 @@ export async function resolveRequest(
     throw new Error(`request_uri answered ${fetched.headers.get('content-type')}`);
   }
   const jwt = await fetched.text();
-  const resolved = await resolveOpenid4vpAuthorizationRequest({
-    authorizationRequestPayload: { client_id: clientId, request: jwt } as Json,
-    ...(options.walletNonce ? { wallet: { expectedNonce: options.walletNonce } } : {}),
-    callbacks: callbacks as Json,
-  });
+  return resolved(
+    jwt,
+    await resolveOpenid4vpAuthorizationRequest({
+      authorizationRequestPayload: { client_id: clientId, request: jwt } as Json,
+      ...(options.walletNonce ? { wallet: { expectedNonce: options.walletNonce } } : {}),
+      callbacks: callbacks as Json,
+    }),
+  );
+}
+
+/**
+ * Reads a signed request handed over by the Digital Credentials API (OpenID4VP Appendix A,
+ * `openid4vp-v1-signed`) as a browser's wallet does: @openid4vc/openid4vp checks the JAR, the
+ * client identifier against the x5c leaf, and that the calling page's origin is expected.
+ */
+export async function resolveDcApiRequest(jwt: string, origin: string): Promise<ResolvedRequest> {
+  return resolved(
+    jwt,
+    await resolveOpenid4vpAuthorizationRequest({
+      authorizationRequestPayload: { request: jwt } as Json,
+      origin,
+      callbacks: callbacks as Json,
+    }),
+  );
+}
+
+function resolved(
+  jwt: string,
+  resolution: Awaited<ReturnType<typeof resolveOpenid4vpAuthorizationRequest>>,
+): ResolvedRequest {
   const header = decodeProtectedHeader(jwt);
   return {
-    payload: resolved.authorizationRequestPayload,
-    clientId: (resolved.client as Json).clientId ?? (resolved.client as Json).effective,
+    payload: resolution.authorizationRequestPayload,
+    clientId: (resolution.client as Json).clientId ?? (resolution.client as Json).effective,
     jwt,
     leaf: new X509Certificate(Buffer.from((header.x5c as string[])[0]!, 'base64')),
   };

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { before, describe, test } from 'node:test';
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
@@ -14,12 +13,15 @@ import type {
   VerifiedPresentation,
 } from '../../../src/formats/presentation-verification.ts';
 import {
+  createStockHolder,
   createStockIssuer,
   deriveWithStock,
+  type StockHolder as Holder,
   PERSON_CONTEXT,
   PERSON_CONTEXT_URL,
   personCredential,
   type StockIssuer,
+  signPresentationWithStock,
   stockDocumentLoader,
 } from '../../credentials/stock-issuer.ts';
 import { readVector, vectorJsonLd } from './vectors.ts';
@@ -58,19 +60,6 @@ const verify = createLdpPresentationVerifier({
   jsonLd,
 });
 
-interface Holder {
-  did: string;
-  key: Awaited<ReturnType<typeof Ed25519Multikey.generate>>;
-}
-
-/** An Ed25519 did:key holder; its key pair made again from the seed with the DID as controller. */
-async function createHolder(): Promise<Holder> {
-  const seed = randomBytes(32);
-  const { publicKeyMultibase } = await Ed25519Multikey.generate({ seed });
-  const did = `did:key:${publicKeyMultibase}`;
-  return { did, key: await Ed25519Multikey.generate({ seed, controller: did }) };
-}
-
 function expectation(
   issuer: StockIssuer,
   overrides: Partial<PresentationExpectation> = {},
@@ -92,27 +81,17 @@ function expectation(
   };
 }
 
-/** A VP of one credential signed by `signer` (the holder's key unless said otherwise). */
-async function signVp(
+/** A VP of one credential signed by `signer`, bound to this file's verifier unless told otherwise. */
+const signVp = (
   credential: object,
   holder: string,
   signer: Holder['key'],
   binding: { challenge?: string; domain?: string } = {},
-): Promise<Json> {
-  const presentation = {
-    '@context': ['https://www.w3.org/ns/credentials/v2'],
-    type: ['VerifiablePresentation'],
-    holder,
-    verifiableCredential: [credential],
-  };
-  return vc.signPresentation({
-    presentation,
-    suite: new DataIntegrityProof({ signer: signer.signer(), cryptosuite: eddsaRdfc2022 }),
+): Promise<Json> =>
+  signPresentationWithStock(credential, holder, signer, {
     challenge: binding.challenge ?? NONCE,
     domain: binding.domain ?? CLIENT_ID,
-    documentLoader: stockDocumentLoader(),
   });
-}
 
 const names = (result: VerifiedPresentation) => result.checks.map((check) => check.name);
 
@@ -135,7 +114,7 @@ describe('ldp_vc presentations, verifier side', () => {
 
   before(async () => {
     issuer = await createStockIssuer();
-    holder = await createHolder();
+    holder = await createStockHolder();
     signed = await issuer.issue(
       personCredential(issuer.did, holder.did, undefined, {
         validUntil: '2099-01-01T00:00:00Z',
@@ -230,7 +209,7 @@ describe('ldp_vc presentations, verifier side', () => {
   });
 
   test("a presentation signed by a key other than the holder's is refused at holder_binding", async () => {
-    const other = await createHolder();
+    const other = await createStockHolder();
     // Signed by another did:key, which names itself in the proof.
     const byOther = await signVp(derived, holder.did, other.key);
     assertRefusedAt(
@@ -249,7 +228,7 @@ describe('ldp_vc presentations, verifier side', () => {
   });
 
   test('a credential whose subject is not the holder is refused at subject_binding', async () => {
-    const someoneElse = await createHolder();
+    const someoneElse = await createStockHolder();
     const theirs = await issuer.issue(personCredential(issuer.did, someoneElse.did));
     const shown = await deriveWithStock(
       theirs,
