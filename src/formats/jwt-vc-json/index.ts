@@ -4,12 +4,14 @@ import { SignJWT } from 'jose';
 import type { CredentialFormat, CredentialSummary, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
+  authorityOfChain,
   checkTimes,
   decodeJws,
   isoOrNull,
   issuerKeyOf,
   takesAlgorithm,
   verifyIssuerSignature,
+  x5cOf,
 } from '../jose-credentials.ts';
 import { bitstringStatusReference } from '../status-entries.ts';
 import { expandedTypes } from '../w3c-types.ts';
@@ -91,11 +93,14 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
     },
     summarize: (stored, context) => read(stored, context).summary,
     listEntry: compactListEntry,
-    async dcqlInput(_stored, summary) {
+    async dcqlInput(stored, summary) {
+      const x5c = x5cOf(decodeJws(stored as string, 'the VC-JWT'));
+      const authority = x5c ? authorityOfChain(x5c) : undefined;
       return {
         credential_format: 'jwt_vc_json',
         type: await expandedTypes(summary.claims, jsonLd),
         claims: summary.claims,
+        ...(authority ? { authority } : {}),
       };
     },
     verifierCanVerify(stored, parameters, holderBinding) {

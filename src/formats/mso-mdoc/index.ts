@@ -31,7 +31,7 @@ import type {
   ParseContext,
 } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
-import { certificateChain, certificateOf, publicKeyOf } from '../jose-credentials.ts';
+import { authorityOfChain, certificateChain, certificateOf, publicKeyOf } from '../jose-credentials.ts';
 import { tokenStatusReference } from '../status-entries.ts';
 import {
   ALGORITHMS_OF_CURVE,
@@ -437,11 +437,13 @@ export const msoMdocFormat: CredentialFormat = {
     return summaryOf(mdoc, issuerCertificateOf(x5chainOf(mdoc), context));
   },
   listEntry: compactListEntry,
-  async dcqlInput(_stored, summary) {
+  async dcqlInput(stored, summary) {
+    const authority = authorityOfChain(x5chainOf(decode(stored)));
     return {
       credential_format: 'mso_mdoc',
       doctype: summary.type as string,
       namespaces: summary.claims as Record<string, Record<string, unknown>>,
+      ...(authority ? { authority } : {}),
     };
   },
   verifierCanVerify(stored, parameters, _holderBinding) {

@@ -4,12 +4,14 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { CredentialFormat, CredentialSummary, HolderKey, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
+  authorityOfChain,
   checkTimes,
   decodeJws,
   isoOrNull,
   issuerKeyOf,
   takesAlgorithm,
   verifyIssuerSignature,
+  x5cOf,
 } from '../jose-credentials.ts';
 import { tokenStatusReference } from '../status-entries.ts';
 import { presentationFrameOf } from './presentation-frame.ts';
@@ -144,8 +146,17 @@ export const sdJwtVcFormat: CredentialFormat = {
       : summary;
   },
   listEntry: compactListEntry,
-  async dcqlInput(_stored, summary) {
-    return { credential_format: 'dc+sd-jwt', vct: summary.type as string, claims: summary.claims };
+  async dcqlInput(stored, summary) {
+    const x5c = x5cOf(
+      decodeJws((stored as string).slice(0, (stored as string).indexOf('~')), 'its issuer-signed JWT'),
+    );
+    const authority = x5c ? authorityOfChain(x5c) : undefined;
+    return {
+      credential_format: 'dc+sd-jwt',
+      vct: summary.type as string,
+      claims: summary.claims,
+      ...(authority ? { authority } : {}),
+    };
   },
   verifierCanVerify(stored, parameters, holderBinding) {
     if (parameters === undefined) return false;
