@@ -110,13 +110,25 @@ export interface PresentationInput {
 }
 
 /**
+ * What a DCQL `trusted_authorities` entry (OpenID4VP §6.1.1) is matched against: the
+ * authority key identifiers (base64url, canonical: no padding) of every certificate of the
+ * credential's X.509 chain. The only type Coffer can evaluate; absent when the credential has
+ * no chain or no certificate of it names its authority's key.
+ */
+export interface CredentialAuthority {
+  type: 'aki';
+  values: string[];
+}
+
+/**
  * The dcql package's input for one credential (its `DcqlQuery.query` argument), without
  * `cryptographic_holder_binding`, which the matcher adds.
  */
-export type DcqlInput =
+export type DcqlInput = (
   | { credential_format: 'mso_mdoc'; doctype: string; namespaces: Record<string, Record<string, unknown>> }
   | { credential_format: 'dc+sd-jwt'; vct: string; claims: Record<string, unknown> }
-  | { credential_format: 'ldp_vc' | 'jwt_vc_json'; type: string[]; claims: Record<string, unknown> };
+  | { credential_format: 'ldp_vc' | 'jwt_vc_json'; type: string[]; claims: Record<string, unknown> }
+) & { authority?: CredentialAuthority };
 
 /** Where a credential's status is published, and the key its issuer signs with (a list must verify with it). */
 export type StatusReference =

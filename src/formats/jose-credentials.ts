@@ -7,7 +7,8 @@ import {
   type ProtectedHeaderParameters,
 } from 'jose';
 import { chainsToAnchor, MAX_CHAIN, validAt } from '../keys/certificate-chain.ts';
-import type { IssuerCertificate, ParseContext } from './credential-format.ts';
+import { authorityKeyIdentifierOf } from '../keys/certificate-fields.ts';
+import type { CredentialAuthority, IssuerCertificate, ParseContext } from './credential-format.ts';
 import { rejected } from './credential-format.ts';
 import { DidResolutionError, resolveDidKey } from './did-resolution.ts';
 
@@ -137,17 +138,34 @@ export function certificateChain(
   return { leaf, info: certificateOf(leaf, chain.slice(1), context) };
 }
 
+/**
+ * The authority key identifiers of every certificate of an `x5c` / `x5chain` (DCQL
+ * `trusted_authorities` of type `aki`, OpenID4VP §6.1.1: the chain may be a single certificate
+ * or part of the issuer's chain, and any of its certificates may match); undefined when none
+ * carries one.
+ */
+export function authorityOfChain(ders: Uint8Array[]): CredentialAuthority | undefined {
+  if (ders.length === 0 || ders.length > MAX_CHAIN) return undefined;
+  const identifiers = parseChain(ders)
+    .map(authorityKeyIdentifierOf)
+    .filter((identifier) => identifier !== null);
+  return identifiers.length ? { type: 'aki', values: [...new Set(identifiers)] } : undefined;
+}
+
+/** The DER certificates of a JWS header's `x5c`, or null when it has none (or not an array of strings). */
+export function x5cOf(decoded: DecodedJws): Uint8Array[] | null {
+  const { x5c } = decoded.header;
+  if (!Array.isArray(x5c) || !x5c.every((c) => typeof c === 'string')) return null;
+  return x5c.map((c) => Buffer.from(c, 'base64'));
+}
+
 /** The issuer's key: the `x5c` leaf's, else the `kid` (or `iss`) DID's, resolved locally. */
 export function issuerKeyOf(decoded: DecodedJws, context: ParseContext, requireValidNow = true): IssuerKey {
   const { x5c, kid } = decoded.header;
   if (x5c !== undefined) {
-    if (!Array.isArray(x5c) || !x5c.every((c) => typeof c === 'string'))
-      throw rejected('its x5c is not an array of certificates');
-    const { leaf, info } = certificateChain(
-      x5c.map((c) => Buffer.from(c, 'base64')),
-      context,
-      requireValidNow,
-    );
+    const ders = x5cOf(decoded);
+    if (!ders) throw rejected('its x5c is not an array of certificates');
+    const { leaf, info } = certificateChain(ders, context, requireValidNow);
     return { key: publicKeyOf(leaf), certificate: info };
   }
   const iss = decoded.payload.iss;

@@ -1,4 +1,10 @@
-import type { NamedCheck, PresentationExpectation, VerifiedPresentation } from './credential-format.ts';
+import type {
+  DcqlInput,
+  NamedCheck,
+  PresentationExpectation,
+  VerifiedPresentation,
+} from './credential-format.ts';
+import { authorityOfChain } from './jose-credentials.ts';
 
 export type {
   CheckName,
@@ -25,3 +31,12 @@ export function presentationResult(
 /** Whether a DID is one of the trusted issuer DIDs. */
 export const trustedDid = (did: string, expected: PresentationExpectation) =>
   expected.trustedIssuerDids.includes(did);
+
+/**
+ * The DCQL input of a presented credential with the authority key identifiers of its chain, so
+ * that a query's `trusted_authorities` (§6.1.1) is judged on the verifier side as the wallet does.
+ */
+export function withAuthority(input: DcqlInput, chain: Uint8Array[] | null): DcqlInput {
+  const authority = chain ? authorityOfChain(chain) : undefined;
+  return authority ? { ...input, authority } : input;
+}

@@ -1,7 +1,9 @@
 import type { X509Certificate } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import {
+  AuthorityKeyIdentifier,
   Certificate,
+  id_ce_authorityKeyIdentifier,
   id_ce_keyUsage,
   id_ce_subjectAltName,
   KeyUsage,
@@ -11,14 +13,16 @@ import {
 import { createLru } from '../lru.ts';
 
 /**
- * Fields node:crypto's X509Certificate does not expose as data: key usage bits and the SAN's
+ * Fields node:crypto's X509Certificate does not expose as data: key usage bits, the SAN's
  * dNSName entries (its `subjectAltName` is display text, and `checkHost` matches wildcards,
- * which a client identifier must not).
+ * which a client identifier must not) and the authority key identifier.
  */
 interface CertificateFields {
   /** RFC 5280 §4.2.1.3: no keyUsage, or digitalSignature set. */
   maySign: boolean;
   dnsNames: readonly string[];
+  /** The keyIdentifier of the authorityKeyIdentifier extension (RFC 5280 §4.2.1.1), base64url; else null. */
+  authorityKeyIdentifier: string | null;
 }
 
 /**
@@ -32,6 +36,10 @@ function readFields(certificate: X509Certificate): CertificateFields {
   const extensions = AsnConvert.parse(certificate.raw, Certificate).tbsCertificate.extensions ?? [];
   const keyUsage = extensions.find((e) => e.extnID === id_ce_keyUsage);
   const altName = extensions.find((e) => e.extnID === id_ce_subjectAltName);
+  const authorityKey = extensions.find((e) => e.extnID === id_ce_authorityKeyIdentifier);
+  const keyIdentifier = authorityKey
+    ? AsnConvert.parse(authorityKey.extnValue, AuthorityKeyIdentifier).keyIdentifier
+    : undefined;
   return Object.freeze({
     maySign:
       !keyUsage ||
@@ -43,6 +51,8 @@ function readFields(certificate: X509Certificate): CertificateFields {
             .map((name) => name.dNSName!.toLowerCase())
         : [],
     ),
+    // An identifier given as issuer name and serial number instead (RFC 5280 allows both) is none.
+    authorityKeyIdentifier: keyIdentifier ? Buffer.from(keyIdentifier.buffer).toString('base64url') : null,
   });
 }
 
@@ -63,4 +73,13 @@ export function maySign(certificate: X509Certificate): boolean {
 /** The dNSName entries of the subject alternative name, lower-cased. */
 export function dnsNamesOf(certificate: X509Certificate): readonly string[] {
   return fieldsOf(certificate).dnsNames;
+}
+
+/**
+ * The keyIdentifier of the certificate's authorityKeyIdentifier extension (RFC 5280 §4.2.1.1):
+ * the key identifier of the CA that issued it, base64url (what a DCQL `aki` trusted authority
+ * names, OpenID4VP §6.1.1). Null when the extension or its keyIdentifier is absent.
+ */
+export function authorityKeyIdentifierOf(certificate: X509Certificate): string | null {
+  return fieldsOf(certificate).authorityKeyIdentifier;
 }

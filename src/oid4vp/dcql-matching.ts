@@ -3,10 +3,10 @@ import type { CredentialSummary, DcqlInput, FormatId } from '../formats/credenti
 
 /**
  * DCQL evaluation (§6) for every credential format. The dcql package decides which credentials
- * match a Credential Query (format, `meta`, claim values, claim sets); this module turns its
- * answer into what a presentation needs (the JSON pointers of the selected claims within the
- * credential's claims) and what the person chooses between (candidates per query, options per
- * credential set).
+ * match a Credential Query (format, `meta`, claim values, claim sets, `trusted_authorities`
+ * against the authority key identifiers the formats give); this module turns its answer into
+ * what a presentation needs (the JSON pointers of the selected claims within the credential's
+ * claims) and what the person chooses between (candidates per query, options per credential set).
  */
 
 /** A stored credential as the matcher sees it. */
@@ -46,6 +46,11 @@ export interface QueryMatch {
   multiple: boolean;
   holderBinding: boolean;
   candidates: Candidate[];
+  /**
+   * Why no credential is a candidate, where the sentence says more than "none matches": the
+   * person holds one that would match but for the query's `trusted_authorities`.
+   */
+  reasonForNone?: string;
 }
 
 export interface CredentialSetMatch {
@@ -94,6 +99,17 @@ export function resolveClaimsPath(
   return { pointers: selection.map((s) => s.pointer), values: selection.map((s) => s.value) };
 }
 
+type CredentialQuery = DcqlQuery.Output['credentials'][number];
+type TrustedAuthority = NonNullable<CredentialQuery['trusted_authorities']>[number];
+
+/** What the dcql package says of one credential for one Credential Query. */
+interface DcqlCredentialResult {
+  input_credential_index: number;
+  claims?: { success?: boolean; valid_claim_sets?: Array<{ claim_set_index: number }> };
+  meta?: { success?: boolean };
+  trusted_authorities?: { success?: boolean };
+}
+
 type ClaimsQuery = {
   id?: string;
   path: Array<string | number | null>;
@@ -118,10 +134,7 @@ function keepMatching(
 }
 
 /** The claims to disclose for one credential: all listed claims, or the first satisfiable claim set. */
-function selectedClaims(
-  query: DcqlQuery.Output['credentials'][number],
-  result: { claims?: { valid_claim_sets?: Array<{ claim_set_index: number }> } },
-): ClaimsQuery[] {
+function selectedClaims(query: CredentialQuery, result: DcqlCredentialResult): ClaimsQuery[] {
   const claims = (query.claims ?? []) as ClaimsQuery[];
   if (!query.claim_sets) return claims;
   const validSets = (result.claims?.valid_claim_sets ?? []).map((s) => s.claim_set_index);
@@ -140,32 +153,98 @@ export type VerifierAccepts = (
   queryId: string,
 ) => boolean;
 
+/**
+ * The `trusted_authorities` types this wallet evaluates (§6.1.1): `aki`, against every
+ * certificate of the credential's chain. `etsi_tl` and `openid_federation` need a trusted list
+ * or a federation resolved, which Coffer does not do (and the privacy considerations,
+ * "Establishing Trust in the Issuers", advise wallets against fetching the URLs a verifier
+ * names), so an entry of those types matches no credential.
+ */
+export const EVALUATED_AUTHORITY_TYPES: ReadonlyArray<TrustedAuthority['type']> = ['aki'];
+
+const UNEVALUATED_NAMES: Record<string, string> = {
+  etsi_tl: 'ETSI trusted lists',
+  openid_federation: 'OpenID Federations',
+};
+
+/**
+ * §6.1.1 compares an `aki` value's bytes; the dcql package compares strings. The formats give
+ * the credential's identifiers as canonical base64url, so the query's values are made the same
+ * (the package also takes padded base64url).
+ */
+function withCanonicalAki(query: DcqlQuery.Output): DcqlQuery.Output {
+  if (!query.credentials.some((c) => c.trusted_authorities)) return query;
+  const canonical = (authority: TrustedAuthority): TrustedAuthority =>
+    authority.type === 'aki'
+      ? {
+          ...authority,
+          values: authority.values.map((value) =>
+            Buffer.from(value, 'base64url').toString('base64url'),
+          ) as typeof authority.values,
+        }
+      : authority;
+  return {
+    ...query,
+    credentials: query.credentials.map((credentialQuery) =>
+      credentialQuery.trusted_authorities
+        ? { ...credentialQuery, trusted_authorities: credentialQuery.trusted_authorities.map(canonical) }
+        : credentialQuery,
+    ) as DcqlQuery.Output['credentials'],
+  };
+}
+
+/** The sentence for a query whose only obstacle was its `trusted_authorities`. */
+function untrustedReason(credentialQuery: CredentialQuery): string {
+  const types = [...new Set((credentialQuery.trusted_authorities ?? []).map((a) => a.type))];
+  const unevaluated = types
+    .filter((type) => !EVALUATED_AUTHORITY_TYPES.includes(type))
+    .map((type) => UNEVALUATED_NAMES[type] ?? type);
+  if (unevaluated.length === types.length) {
+    return `request ${credentialQuery.id} accepts only issuers of the ${unevaluated.join(' or ')} it names, which this wallet cannot check`;
+  }
+  return `no credential you hold was issued under the certification authorities request ${credentialQuery.id} names${
+    unevaluated.length ? ` (the ${unevaluated.join(' and ')} it also names this wallet cannot check)` : ''
+  }`;
+}
+
 export function evaluateDcql(
   query: DcqlQuery.Output,
   held: HeldCredential[],
   verifierAccepts: VerifierAccepts = () => true,
 ): DcqlEvaluation {
   const result = DcqlQuery.query(
-    query,
+    withCanonicalAki(query),
     held.map((c) => ({ ...c.dcql, cryptographic_holder_binding: c.holderBinding }) as never),
   );
   const matches = result.credential_matches as Record<
     string,
-    { valid_credentials?: Array<{ input_credential_index: number; claims?: object }> }
+    { valid_credentials?: DcqlCredentialResult[]; failed_credentials?: DcqlCredentialResult[] }
   >;
   const queries = query.credentials.map((credentialQuery): QueryMatch => {
     const holderBinding = credentialQuery.require_cryptographic_holder_binding !== false;
-    const valid = (matches[credentialQuery.id]?.valid_credentials ?? []).filter((match) => {
+    const usable = (match: DcqlCredentialResult) => {
       const credential = held[match.input_credential_index]!;
       return (
         credential.format === credentialQuery.format &&
         verifierAccepts(credential, holderBinding, credentialQuery.id)
       );
-    });
+    };
+    const valid = (matches[credentialQuery.id]?.valid_credentials ?? []).filter(usable);
+    const onlyUntrusted =
+      valid.length === 0 &&
+      credentialQuery.trusted_authorities !== undefined &&
+      (matches[credentialQuery.id]?.failed_credentials ?? []).some(
+        (failed) =>
+          failed.meta?.success === true &&
+          failed.claims?.success === true &&
+          failed.trusted_authorities?.success === false &&
+          usable(failed),
+      );
     return {
       queryId: credentialQuery.id,
       multiple: credentialQuery.multiple === true,
       holderBinding,
+      ...(onlyUntrusted ? { reasonForNone: untrustedReason(credentialQuery) } : {}),
       candidates: valid.map((match) => {
         const credential = held[match.input_credential_index]!;
         return {
@@ -206,7 +285,12 @@ export function chooseCredentials(evaluation: DcqlEvaluation, selections: Select
   let queryIds: string[];
   if (!evaluation.credentialSets) {
     const missing = evaluation.queries.find((q) => q.candidates.length === 0);
-    if (missing) return { ok: false, reason: `no credential matches the request ${missing.queryId}` };
+    if (missing) {
+      return {
+        ok: false,
+        reason: missing.reasonForNone ?? `no credential matches the request ${missing.queryId}`,
+      };
+    }
     queryIds = evaluation.queries.map((q) => q.queryId);
   } else {
     queryIds = [];
@@ -214,9 +298,12 @@ export function chooseCredentials(evaluation: DcqlEvaluation, selections: Select
       const usable = set.options.filter(satisfiable);
       const option = usable.find(named) ?? (set.required ? usable[0] : undefined);
       if (set.required && !option) {
+        const untrusted = [...new Set(set.options.flat())].flatMap((id) => byId.get(id)?.reasonForNone ?? []);
         return {
           ok: false,
-          reason: `no credentials satisfy a required set (${set.options.map((o) => o.join('+')).join(' or ')})`,
+          reason: `no credentials satisfy a required set (${set.options.map((o) => o.join('+')).join(' or ')})${
+            untrusted.length ? `: ${untrusted.join('; ')}` : ''
+          }`,
         };
       }
       if (option) queryIds.push(...option);

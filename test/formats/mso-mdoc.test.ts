@@ -17,7 +17,7 @@ import {
   reissue,
   testMdocContext,
 } from '../helpers/issuers/mdoc-issuer.ts';
-import { fingerprintOf } from '../oid4vp/certificates.ts';
+import { fingerprintOf, keyIdentifierOf } from '../oid4vp/certificates.ts';
 
 /**
  * The mso_mdoc format on its own: mdocs made by the test issuer (@owf/mdoc's Issuer with the
@@ -221,6 +221,8 @@ describe('mso_mdoc credential format', () => {
       credential_format: 'mso_mdoc',
       doctype: MDL_DOCTYPE,
       namespaces: CLAIMS,
+      // The signer's authority key identifier: its CA's key (DCQL trusted_authorities, aki).
+      authority: { type: 'aki', values: [await keyIdentifierOf(identity.ca)] },
     });
   });
 

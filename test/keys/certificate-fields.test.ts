@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { dnsNamesOf, maySign } from '../../src/keys/certificate-fields.ts';
-import { KeyUsage, makeCertificate } from '../oid4vp/certificates.ts';
+import { authorityKeyIdentifierOf, dnsNamesOf, maySign } from '../../src/keys/certificate-fields.ts';
+import { KeyUsage, keyIdentifierOf, makeCertificate } from '../oid4vp/certificates.ts';
 
 const read = (der: string) => new X509Certificate(Buffer.from(der, 'base64'));
 
@@ -27,6 +27,18 @@ describe('certificate fields (kept per certificate)', () => {
       assert.deepEqual(dnsNamesOf(read(encrypting.der)), ['other.example', 'third.example']);
       assert.equal(maySign(read(plain.der)), true);
       assert.deepEqual(dnsNamesOf(read(plain.der)), []);
+    }
+  });
+
+  it("the authority key identifier is the issuing CA's key identifier, base64url; none without the extension", async () => {
+    const ca = await makeCertificate({ subject: 'CN=Root', ca: true, keyIdentifiers: true });
+    const leaf = await makeCertificate({ subject: 'CN=Leaf', issuer: ca, keyIdentifiers: true });
+    const bare = await makeCertificate({ subject: 'CN=Bare', issuer: ca });
+    for (let round = 0; round < 2; round++) {
+      assert.equal(authorityKeyIdentifierOf(read(leaf.der)), await keyIdentifierOf(ca));
+      // A self-signed CA names its own key as its authority.
+      assert.equal(authorityKeyIdentifierOf(read(ca.der)), await keyIdentifierOf(ca));
+      assert.equal(authorityKeyIdentifierOf(read(bare.der)), null);
     }
   });
 

@@ -47,12 +47,23 @@ export interface CertificateOptions {
   dnsNames?: string[];
   /** Key usage bits; none (any usage) unless given. */
   keyUsage?: number;
+  /**
+   * Subject and authority key identifiers (RFC 5280 §4.2.1.1-2, SHA-1 of the public key), as
+   * real issuer chains carry them; a self-signed certificate names its own key as authority.
+   */
+  keyIdentifiers?: boolean;
 }
 
 export const KeyUsage = x509.KeyUsageFlags;
 
 export async function makeCertificate(options: CertificateOptions): Promise<Certified> {
   const keys = await newKeyPair();
+  const keyIdentifiers = options.keyIdentifiers
+    ? [
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+        await x509.AuthorityKeyIdentifierExtension.create((options.issuer?.keys ?? keys).publicKey),
+      ]
+    : [];
   const common = {
     serialNumber: Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex'),
     notBefore: options.notBefore ?? new Date(Date.now() - HOUR),
@@ -69,6 +80,7 @@ export async function makeCertificate(options: CertificateOptions): Promise<Cert
           ]
         : []),
       ...(options.keyUsage !== undefined ? [new x509.KeyUsagesExtension(options.keyUsage, true)] : []),
+      ...keyIdentifiers,
     ],
   };
   const certificate = options.issuer
@@ -97,3 +109,13 @@ export const fingerprintOf = (cert: Certified) =>
     .toUpperCase()
     .match(/../g)!
     .join(':');
+
+/**
+ * The certificate's key identifier by RFC 5280 §4.2.1.2 method (1), worked out here from the key
+ * (not read from any certificate): SHA-1 of the subjectPublicKey bits, which for an EC key are
+ * the uncompressed point WebCrypto exports as `raw`. Base64url, as a DCQL `aki` value carries it.
+ */
+export async function keyIdentifierOf(cert: Certified): Promise<string> {
+  const point = await crypto.subtle.exportKey('raw', cert.keys.publicKey);
+  return createHash('sha1').update(Buffer.from(point)).digest('base64url');
+}

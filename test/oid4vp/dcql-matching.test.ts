@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { before, describe, test } from 'node:test';
 import { DcqlQuery } from 'dcql';
-import type { FormatId } from '../../src/formats/credential-format.ts';
-import { evaluateDcql, type HeldCredential } from '../../src/oid4vp/dcql-matching.ts';
+import type { CredentialFormat, FormatId } from '../../src/formats/credential-format.ts';
+import { createJwtVcJsonFormat } from '../../src/formats/jwt-vc-json/index.ts';
+import { createDocumentLoader } from '../../src/formats/ldp-vc/contexts/document-loader.ts';
+import { msoMdocFormat } from '../../src/formats/mso-mdoc/index.ts';
+import { sdJwtVcFormat } from '../../src/formats/sd-jwt-vc/index.ts';
+import { chooseCredentials, evaluateDcql, type HeldCredential } from '../../src/oid4vp/dcql-matching.ts';
+import { type IssuerIdentity, makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
+import { createJwtVcIssuer } from '../helpers/issuers/jwt-vc-issuer.ts';
+import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../helpers/issuers/mdoc-issuer.ts';
+import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
+import { keyIdentifierOf } from './certificates.ts';
 
 /** DCQL evaluation as a pure function: what a stored credential answers, without a server. */
 const PERSON = 'https://issuer.example/vocab#PersonCredential';
@@ -84,14 +94,17 @@ test('a matching credential is a candidate, with the pointer and value of the re
   ]);
 });
 
-test('trusted_authorities: no stored credential carries an authority (did:key issuers), so none is offered', () => {
+test('trusted_authorities: an ldp_vc credential (did:key issuer, no certificate chain) matches no type of them', () => {
   for (const authority of [
     { type: 'aki', values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] },
     { type: 'etsi_tl', values: ['https://lotl.example.com'] },
     { type: 'openid_federation', values: ['https://trustanchor.example.com'] },
   ]) {
-    const [match] = evaluateDcql(personQuery({ trusted_authorities: [authority] }), held).queries;
-    assert.deepEqual(match?.candidates, [], authority.type);
+    const evaluation = evaluateDcql(personQuery({ trusted_authorities: [authority] }), held);
+    assert.deepEqual(evaluation.queries[0]?.candidates, [], authority.type);
+    const choice = chooseCredentials(evaluation);
+    assert.equal(choice.ok, false);
+    assert.match((choice as { reason: string }).reason, /request person/, authority.type);
   }
 });
 
@@ -163,4 +176,205 @@ test('a credential the verifier cannot verify is no candidate', () => {
   const [pid, mdl] = evaluateDcql(anyFormatQuery(), [sdJwt, mdoc], refuseSdJwt).queries;
   assert.deepEqual(pid?.candidates, []);
   assert.equal(mdl?.candidates.length, 1);
+});
+
+describe('trusted_authorities against the chains of real credentials (§6.1.1)', () => {
+  const jsonLd = { documentLoader: createDocumentLoader(async () => undefined) };
+  const formats = { sdJwt: sdJwtVcFormat, mdoc: msoMdocFormat, jwtVc: createJwtVcJsonFormat(jsonLd) };
+  const VC = 'https://www.w3.org/2018/credentials#VerifiableCredential';
+  const deviceJwk = () =>
+    generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }) as JsonWebKey;
+  let issuer: IssuerIdentity;
+  let chained: IssuerIdentity;
+  let other: IssuerIdentity;
+  let credentials: HeldCredential[];
+  let chainedCredentials: HeldCredential[];
+
+  /** A stored credential as the wallet holds it: parsed by its format, matched by what the format gives. */
+  async function heldOf(format: CredentialFormat, value: string, id: string): Promise<HeldCredential> {
+    const parsed = format.parse(value, { now: new Date(), issuerTrustAnchors: [] });
+    return {
+      id,
+      format: format.id,
+      summary: parsed.summary,
+      dcql: await format.dcqlInput(value, parsed.summary),
+      holderBinding: true,
+    };
+  }
+
+  /** One SD-JWT VC, one mdoc and one VC-JWT (x5c) of the identity; for `issuer`, also a VC-JWT with no x5c. */
+  async function credentialsOf(identity: IssuerIdentity, prefix: string): Promise<HeldCredential[]> {
+    const holder = deviceJwk();
+    return Promise.all([
+      heldOf(formats.sdJwt, await issueSdJwtVc(identity, { holderJwk: holder }), `${prefix}-sd`),
+      heldOf(formats.mdoc, await issueMdoc(identity, { deviceJwk: holder }), `${prefix}-mdoc`),
+      heldOf(
+        formats.jwtVc,
+        await (await createJwtVcIssuer(identity)).issue({ subject: 'did:key:zHolder' }),
+        `${prefix}-jwt`,
+      ),
+    ]);
+  }
+
+  before(async () => {
+    [issuer, chained, other] = await Promise.all([
+      makeIssuerIdentity('Held Issuer'),
+      makeIssuerIdentity('Chained Issuer', { intermediate: true }),
+      makeIssuerIdentity('Other Issuer'),
+    ]);
+    const didJwkVc = await heldOf(
+      formats.jwtVc,
+      await (await createJwtVcIssuer()).issue({ subject: 'did:key:zHolder' }),
+      'no-x5c-jwt',
+    );
+    credentials = [...(await credentialsOf(issuer, 'held')), didJwkVc];
+    chainedCredentials = await credentialsOf(chained, 'chained');
+  });
+
+  /** A query for each format, every one carrying the same trusted_authorities. */
+  const trustedBy = (authorities: object[]) =>
+    DcqlQuery.parse({
+      credentials: [
+        {
+          id: 'pid',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: [PID_VCT] },
+          claims: [{ path: ['given_name'] }],
+          trusted_authorities: authorities,
+        },
+        {
+          id: 'mdl',
+          format: 'mso_mdoc',
+          meta: { doctype_value: MDL_DOCTYPE },
+          claims: [{ path: [MDL_NAMESPACE, 'given_name'] }],
+          trusted_authorities: authorities,
+        },
+        {
+          id: 'degree',
+          format: 'jwt_vc_json',
+          meta: { type_values: [[VC]] },
+          multiple: true,
+          trusted_authorities: authorities,
+        },
+      ],
+    } as DcqlQuery.Input);
+  const candidatesOf = (authorities: object[], held: HeldCredential[]) =>
+    Object.fromEntries(
+      evaluateDcql(trustedBy(authorities), held).queries.map((q) => [
+        q.queryId,
+        q.candidates.map((c) => c.credentialId),
+      ]),
+    );
+  const aki = async (...certified: Array<IssuerIdentity['ca']>) => ({
+    type: 'aki',
+    values: await Promise.all(certified.map(keyIdentifierOf)),
+  });
+
+  test("aki: the key identifier of the CA that issued the signer's certificate matches SD-JWT VC, mdoc and VC-JWT", async () => {
+    assert.deepEqual(candidatesOf([await aki(issuer.ca)], credentials), {
+      pid: ['held-sd'],
+      mdl: ['held-mdoc'],
+      degree: ['held-jwt'],
+    });
+    // Among other values, and as padded base64url: the bytes are compared.
+    const [identifier] = (await aki(issuer.ca)).values;
+    const padded = { type: 'aki', values: [await keyIdentifierOf(other.ca), `${identifier}=`] };
+    assert.equal(identifier?.length, 27, 'a SHA-1 key identifier is 27 base64url characters');
+    assert.deepEqual(candidatesOf([padded], credentials), {
+      pid: ['held-sd'],
+      mdl: ['held-mdoc'],
+      degree: ['held-jwt'],
+    });
+  });
+
+  test('aki: another CA matches nothing, and the reason says the authorities are why', async () => {
+    const evaluation = evaluateDcql(trustedBy([await aki(other.ca)]), credentials);
+    assert.deepEqual(
+      evaluation.queries.map((q) => q.candidates),
+      [[], [], []],
+    );
+    const choice = chooseCredentials(evaluation);
+    assert.deepEqual(choice, {
+      ok: false,
+      reason: 'no credential you hold was issued under the certification authorities request pid names',
+    });
+  });
+
+  test("aki: every certificate of the chain counts (the root's key via the intermediate), not the signer's own key", async () => {
+    assert.deepEqual(candidatesOf([await aki(chained.ca)], chainedCredentials), {
+      pid: ['chained-sd'],
+      mdl: ['chained-mdoc'],
+      degree: ['chained-jwt'],
+    });
+    const intermediate = chained.intermediates![0]!;
+    assert.deepEqual(candidatesOf([await aki(intermediate)], chainedCredentials), {
+      pid: ['chained-sd'],
+      mdl: ['chained-mdoc'],
+      degree: ['chained-jwt'],
+    });
+    // §6.1.1 matches the AuthorityKeyIdentifier of a certificate in the chain, and no certificate
+    // in it was issued by the signer; nor does the root's key match credentials of another root.
+    assert.deepEqual(candidatesOf([await aki(chained.signer)], chainedCredentials), {
+      pid: [],
+      mdl: [],
+      degree: [],
+    });
+    assert.deepEqual(candidatesOf([await aki(chained.ca)], credentials), { pid: [], mdl: [], degree: [] });
+  });
+
+  test('etsi_tl and openid_federation are not evaluated: alone they match nothing; beside a matching aki, the aki decides', async () => {
+    const trustedList = { type: 'etsi_tl', values: ['https://lotl.example.com'] };
+    const federation = { type: 'openid_federation', values: ['https://trustanchor.example.com'] };
+    for (const authorities of [[trustedList], [federation], [trustedList, federation]]) {
+      const evaluation = evaluateDcql(trustedBy(authorities), credentials);
+      assert.deepEqual(
+        evaluation.queries.map((q) => q.candidates),
+        [[], [], []],
+      );
+      const choice = chooseCredentials(evaluation) as { ok: false; reason: string };
+      assert.match(
+        choice.reason,
+        /^request pid accepts only issuers of the .+ it names, which this wallet cannot check$/,
+      );
+    }
+    assert.deepEqual(candidatesOf([trustedList, await aki(issuer.ca)], credentials), {
+      pid: ['held-sd'],
+      mdl: ['held-mdoc'],
+      degree: ['held-jwt'],
+    });
+    const choice = chooseCredentials(evaluateDcql(trustedBy([federation, await aki(other.ca)]), credentials));
+    assert.deepEqual(choice, {
+      ok: false,
+      reason:
+        'no credential you hold was issued under the certification authorities request pid names (the OpenID Federations it also names this wallet cannot check)',
+    });
+  });
+
+  test('a credential that fails the claims as well gets no trust reason; credential sets name the trust reason', async () => {
+    const query = DcqlQuery.parse({
+      credentials: [
+        {
+          id: 'pid',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: [PID_VCT] },
+          claims: [{ path: ['no_such_claim'] }],
+          trusted_authorities: [await aki(other.ca)],
+        },
+        {
+          id: 'mdl',
+          format: 'mso_mdoc',
+          meta: { doctype_value: MDL_DOCTYPE },
+          trusted_authorities: [await aki(other.ca)],
+        },
+      ],
+      credential_sets: [{ options: [['pid'], ['mdl']] }],
+    } as DcqlQuery.Input);
+    const evaluation = evaluateDcql(query, credentials);
+    assert.equal(evaluation.queries[0]?.reasonForNone, undefined);
+    assert.deepEqual(chooseCredentials(evaluation), {
+      ok: false,
+      reason:
+        'no credentials satisfy a required set (pid or mdl): no credential you hold was issued under the certification authorities request mdl names',
+    });
+  });
 });

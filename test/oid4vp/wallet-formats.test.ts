@@ -13,6 +13,7 @@ import { type IssuerIdentity, makeIssuerIdentity } from '../helpers/issuers/issu
 import { createJwtVcIssuer } from '../helpers/issuers/jwt-vc-issuer.ts';
 import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../helpers/issuers/mdoc-issuer.ts';
 import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
+import { keyIdentifierOf } from './certificates.ts';
 import {
   type Audience,
   checkJwtVpPresentation,
@@ -206,6 +207,50 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(await checkMdocPresentation(received.vpToken!['mdl']![0], identity, audience), {
         [MDL_NAMESPACE]: ['age_over_18', 'given_name'],
       });
+    });
+
+    test("trusted_authorities: a verifier naming the issuing CA's key (aki) gets the SD-JWT and the mdoc; another CA or a trusted list gets nothing", async () => {
+      const trustedBy = (authorities: object[]) => ({
+        credentials: [pidQuery, mdlQuery].map((query) => ({ ...query, trusted_authorities: authorities })),
+      });
+      const transaction = await request(
+        trustedBy([{ type: 'aki', values: [await keyIdentifierOf(identity.ca)] }]),
+      );
+      const consentPath = await consentFor(transaction);
+      const received = await approve(world.server, consentPath, transaction);
+      assert.deepEqual(Object.keys(received.vpToken!).sort(), ['mdl', 'pid']);
+      const audience = audienceOf(transaction);
+      await checkSdJwtPresentation(received.vpToken!['pid']![0], identity, holderJwkOf(did), audience);
+      await checkMdocPresentation(received.vpToken!['mdl']![0], identity, audience);
+
+      const other = await makeIssuerIdentity('Other Issuer');
+      const refusals: Array<[object[], RegExp]> = [
+        [
+          [{ type: 'aki', values: [await keyIdentifierOf(other.ca)] }],
+          /no credential you hold was issued under the certification authorities request pid names/,
+        ],
+        [
+          [{ type: 'etsi_tl', values: ['https://lotl.example.com'] }],
+          /request pid accepts only issuers of the ETSI trusted lists it names, which this wallet cannot check/,
+        ],
+      ];
+      for (const [authorities, reason] of refusals) {
+        const refused = await request(trustedBy(authorities));
+        const path = await consentFor(refused);
+        const consent = await consentView(world.server, path);
+        assert.deepEqual(
+          consent.requests.map((r: { candidates: unknown[] }) => r.candidates),
+          [[], []],
+        );
+        assert.equal(consent.satisfiable, false);
+        assert.match(consent.unsatisfiable_reason, reason);
+        const page = await fetch(`${world.server.url}${path}`);
+        assert.match(await page.text(), reason);
+        const answer = await decide(world.server, path, { decision: 'approve' });
+        assert.equal(answer.status, 400);
+        assert.match(answer.body.error_description, reason);
+        assert.equal(refused.received.length, 0, 'nothing was presented');
+      }
     });
 
     test('a pre-registered verifier with fragment: SD-JWT and mdoc in the redirect, the transcript with no thumbprint', async () => {

@@ -190,7 +190,7 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(consent.verifier.client_id, 'x509_san_dns:127.0.0.1');
       assert.equal(consent.verifier.prefix, 'x509_san_dns');
       assert.equal(consent.verifier.verified, true);
-      assert.equal(consent.verifier.certificate.anchor, 'CN=Test Verifier CA, O=Test');
+      assert.equal(consent.verifier.certificate.anchor, 'CN=Test Verifier CA Shop, O=Test');
       assert.equal(consent.response_mode, 'direct_post.jwt');
       assert.equal(consent.requests[0].candidates.length, 1);
 
@@ -299,7 +299,7 @@ for (const kind of DATABASE_KINDS) {
       const consent = await consentView(wallet, path);
       assert.equal(consent.verifier.prefix, 'x509_hash');
       assert.equal(consent.verifier.verified, false);
-      assert.match(consent.verifier.certificate.subject, /CN=Shop Verifier/);
+      assert.match(consent.verifier.certificate.subject, /CN=Verifier Shop/);
       const answer = await decide(wallet, path, { decision: 'approve' });
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       const entries = await verifiedResult(world, created.id);

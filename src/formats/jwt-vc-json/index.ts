@@ -4,11 +4,13 @@ import { SignJWT } from 'jose';
 import type { CredentialFormat } from '../credential-format.ts';
 import { compactListEntry } from '../credential-format.ts';
 import {
+  authorityOfChain,
   checkTimes,
   decodeJws,
   issuerKeyOf,
   takesAlgorithm,
   verifyIssuerSignature,
+  x5cOf,
 } from '../jose-credentials.ts';
 import { expandedTypes } from '../w3c-types.ts';
 import { COMPACT_JWS, readVcJwt, vcJwtStatusReference } from './vc-jwt.ts';
@@ -53,11 +55,14 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
     },
     summarize: (stored) => readVcJwt(stored).summary,
     listEntry: compactListEntry,
-    async dcqlInput(_stored, summary) {
+    async dcqlInput(stored, summary) {
+      const x5c = x5cOf(decodeJws(stored as string, 'the VC-JWT'));
+      const authority = x5c ? authorityOfChain(x5c) : undefined;
       return {
         credential_format: 'jwt_vc_json',
         type: await expandedTypes(summary.claims, jsonLd),
         claims: summary.claims,
+        ...(authority ? { authority } : {}),
       };
     },
     verifierCanVerify(stored, parameters, holderBinding) {

@@ -7,6 +7,7 @@ import {
   decodeJws,
   issuerKeyOf,
   verifyIssuerSignature,
+  x5cOf,
 } from '../jose-credentials.ts';
 import {
   checkFreshness,
@@ -23,6 +24,7 @@ import {
   type PresentationExpectation,
   presentationResult,
   type VerifiedPresentation,
+  withAuthority,
 } from '../presentation-verification.ts';
 import { expandedTypes } from '../w3c-types.ts';
 import { COMPACT_JWS, readVcJwt, vcJwtStatusReference } from './vc-jwt.ts';
@@ -148,11 +150,14 @@ export async function verifyJwtVcPresentation(
   return presentationResult(checks, {
     issuer,
     summary,
-    dcqlInput: {
-      credential_format: 'jwt_vc_json',
-      type: await expandedTypes(summary.claims, jsonLd),
-      claims: summary.claims,
-    },
+    dcqlInput: withAuthority(
+      {
+        credential_format: 'jwt_vc_json',
+        type: await expandedTypes(summary.claims, jsonLd),
+        claims: summary.claims,
+      },
+      x5cOf(credential.decoded),
+    ),
     statusReference: vcJwtStatusReference(jwt, context),
   });
 }

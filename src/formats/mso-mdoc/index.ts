@@ -17,7 +17,7 @@ import {
 } from '@owf/mdoc';
 import type { CredentialFormat, IssuerCertificate, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
-import { certificateChain, certificateOf } from '../jose-credentials.ts';
+import { authorityOfChain, certificateChain, certificateOf } from '../jose-credentials.ts';
 import {
   CLOCK_SKEW_MS,
   digestProblem,
@@ -200,11 +200,13 @@ export const msoMdocFormat: CredentialFormat = {
     return summaryOf(mdoc, issuerCertificateOf(x5chainOf(mdoc), context));
   },
   listEntry: compactListEntry,
-  async dcqlInput(_stored, summary) {
+  async dcqlInput(stored, summary) {
+    const authority = authorityOfChain(x5chainOf(decode(stored)));
     return {
       credential_format: 'mso_mdoc',
       doctype: summary.type as string,
       namespaces: summary.claims as Record<string, Record<string, unknown>>,
+      ...(authority ? { authority } : {}),
     };
   },
   verifierCanVerify(stored, parameters, _holderBinding) {

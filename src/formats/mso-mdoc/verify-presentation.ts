@@ -9,6 +9,7 @@ import {
   type PresentationExpectation,
   presentationResult,
   type VerifiedPresentation,
+  withAuthority,
 } from '../presentation-verification.ts';
 import {
   algorithmName,
@@ -320,7 +321,10 @@ export async function verifyMdocPresentation(
     issuer: certificate ? { id: certificate.subject, trusted: certificate.trusted, certificate } : null,
     summary: mdoc && certificate ? orNull(() => summaryOf(mdoc, certificate!)) : null,
     dcqlInput: mdoc
-      ? { credential_format: 'mso_mdoc', doctype: mdoc.mso.docType, namespaces: mdoc.claims }
+      ? withAuthority(
+          { credential_format: 'mso_mdoc', doctype: mdoc.mso.docType, namespaces: mdoc.claims },
+          chain?.map((certificate) => new Uint8Array(certificate.raw)) ?? null,
+        )
       : null,
     statusReference: mdoc && leaf ? orNull(() => statusReferenceOf(mdoc, leaf)) : null,
   });

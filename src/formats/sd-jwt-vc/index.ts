@@ -3,11 +3,13 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { CredentialFormat, HolderKey, ParseContext } from '../credential-format.ts';
 import { compactListEntry, rejected } from '../credential-format.ts';
 import {
+  authorityOfChain,
   checkTimes,
   decodeJws,
   issuerKeyOf,
   takesAlgorithm,
   verifyIssuerSignature,
+  x5cOf,
 } from '../jose-credentials.ts';
 import { presentationFrameOf } from './presentation-frame.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
@@ -103,8 +105,17 @@ export const sdJwtVcFormat: CredentialFormat = {
       : summary;
   },
   listEntry: compactListEntry,
-  async dcqlInput(_stored, summary) {
-    return { credential_format: 'dc+sd-jwt', vct: summary.type as string, claims: summary.claims };
+  async dcqlInput(stored, summary) {
+    const x5c = x5cOf(
+      decodeJws((stored as string).slice(0, (stored as string).indexOf('~')), 'its issuer-signed JWT'),
+    );
+    const authority = x5c ? authorityOfChain(x5c) : undefined;
+    return {
+      credential_format: 'dc+sd-jwt',
+      vct: summary.type as string,
+      claims: summary.claims,
+      ...(authority ? { authority } : {}),
+    };
   },
   verifierCanVerify(stored, parameters, holderBinding) {
     if (parameters === undefined) return false;

@@ -7,6 +7,7 @@ import {
   decodeJws,
   issuerKeyOf,
   verifyIssuerSignature,
+  x5cOf,
 } from '../jose-credentials.ts';
 import {
   checkFreshness,
@@ -23,6 +24,7 @@ import {
   type PresentationExpectation,
   presentationResult,
   type VerifiedPresentation,
+  withAuthority,
 } from '../presentation-verification.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
 import {
@@ -179,7 +181,10 @@ export async function verifySdJwtPresentation(
   return presentationResult(checks, {
     issuer,
     summary,
-    dcqlInput: { credential_format: 'dc+sd-jwt', vct: summary.type as string, claims: summary.claims },
+    dcqlInput: withAuthority(
+      { credential_format: 'dc+sd-jwt', vct: summary.type as string, claims: summary.claims },
+      x5cOf(decodedJws),
+    ),
     statusReference: sdJwtStatusReference(presented, context),
   });
 }

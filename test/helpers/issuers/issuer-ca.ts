@@ -2,19 +2,46 @@ import { type Certified, makeCertificate } from '../../oid4vp/certificates.ts';
 
 /**
  * A credential issuer's X.509 identity, made with @peculiar/x509 (not Coffer's code): a CA (for
- * ISSUER_TRUST_ANCHORS) and a document-signer certificate under it. ISO 18013-5 wants the
- * signer's country in its subject, so both carry one.
+ * ISSUER_TRUST_ANCHORS), optionally an intermediate CA, and a document-signer certificate under
+ * them. ISO 18013-5 wants the signer's country in its subject, so all carry one; all carry
+ * subject and authority key identifiers, as real chains do.
  */
 export interface IssuerIdentity {
   ca: Certified;
+  /** Intermediate CAs, nearest the signer first; credentials carry them after the signer. */
+  intermediates?: Certified[];
   signer: Certified;
 }
 
-export async function makeIssuerIdentity(name = 'Example Issuer'): Promise<IssuerIdentity> {
-  const ca = await makeCertificate({ subject: `CN=${name} CA, O=${name}, C=GB`, ca: true });
+/** The DER certificates (base64) a credential carries: the signer, then its intermediates. */
+export const chainOf = (identity: IssuerIdentity) => [
+  identity.signer.der,
+  ...(identity.intermediates ?? []).map((c) => c.der),
+];
+
+export async function makeIssuerIdentity(
+  name = 'Example Issuer',
+  options: { intermediate?: boolean } = {},
+): Promise<IssuerIdentity> {
+  const ca = await makeCertificate({
+    subject: `CN=${name} CA, O=${name}, C=GB`,
+    ca: true,
+    keyIdentifiers: true,
+  });
+  const intermediates = options.intermediate
+    ? [
+        await makeCertificate({
+          subject: `CN=${name} Intermediate CA, O=${name}, C=GB`,
+          issuer: ca,
+          ca: true,
+          keyIdentifiers: true,
+        }),
+      ]
+    : [];
   const signer = await makeCertificate({
     subject: `CN=${name} Document Signer, O=${name}, C=GB`,
-    issuer: ca,
+    issuer: intermediates[0] ?? ca,
+    keyIdentifiers: true,
   });
-  return { ca, signer };
+  return { ca, intermediates, signer };
 }

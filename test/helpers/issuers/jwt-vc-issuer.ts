@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { chainOf, type IssuerIdentity } from './issuer-ca.ts';
 
-/** A VC-JWT issuer (VC Data Model 1.1 as a JWT, jwt_vc_json) made with jose, identified by a did:jwk. */
+/**
+ * A VC-JWT issuer (VC Data Model 1.1 as a JWT, jwt_vc_json) made with jose, identified by a
+ * did:jwk; given an X.509 identity, it signs with the document signer's key (its did:jwk) and
+ * carries the chain in `x5c`.
+ */
 export interface JwtVcIssuer {
   did: string;
   issue(options: {
@@ -14,8 +19,10 @@ export interface JwtVcIssuer {
   }): Promise<string>;
 }
 
-export async function createJwtVcIssuer(): Promise<JwtVcIssuer> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+export async function createJwtVcIssuer(identity?: IssuerIdentity): Promise<JwtVcIssuer> {
+  const { privateKey, publicKey } = identity
+    ? identity.signer.keys
+    : await generateKeyPair('ES256', { extractable: true });
   const jwk = await exportJWK(publicKey);
   const did = `did:jwk:${Buffer.from(JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y })).toString('base64url')}`;
   return {
@@ -35,7 +42,12 @@ export async function createJwtVcIssuer(): Promise<JwtVcIssuer> {
           ...(credentialStatus === undefined ? {} : { credentialStatus }),
         },
       })
-        .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: `${did}#0` })
+        .setProtectedHeader({
+          alg: 'ES256',
+          typ: 'JWT',
+          kid: `${did}#0`,
+          ...(identity ? { x5c: chainOf(identity) } : {}),
+        })
         .setIssuer(did)
         .setSubject(subject)
         .setJti(id)

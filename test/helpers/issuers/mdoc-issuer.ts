@@ -19,7 +19,7 @@ import {
   type MdocContext,
 } from '@owf/mdoc';
 import * as cborg from 'cborg';
-import type { IssuerIdentity } from './issuer-ca.ts';
+import { chainOf, type IssuerIdentity } from './issuer-ca.ts';
 
 /**
  * An mdoc issuer built on the OpenWallet Foundation's @owf/mdoc, with its own small crypto context
@@ -160,7 +160,7 @@ export async function issueMdoc(identity: IssuerIdentity, options: MdocOptions):
       validUntil: options.validUntil ?? wholeSecond(now + 3600_000),
     },
     deviceKeyInfo: { deviceKey: DeviceKey.fromJwk(options.deviceJwk as Record<string, unknown>) },
-    certificates: [new Uint8Array(Buffer.from(identity.signer.der, 'base64'))],
+    certificates: chainOf(identity).map((der) => new Uint8Array(Buffer.from(der, 'base64'))),
   });
   return base64url.encode(issuerSigned.encode());
 }

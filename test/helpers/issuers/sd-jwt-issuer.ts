@@ -1,7 +1,7 @@
 import { createHash, type JsonWebKey, randomBytes, randomUUID } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { DisclosureFrame } from '@sd-jwt/types';
-import type { IssuerIdentity } from './issuer-ca.ts';
+import { chainOf, type IssuerIdentity } from './issuer-ca.ts';
 
 /**
  * An SD-JWT VC issuer built on the OpenWallet Foundation's @sd-jwt/sd-jwt-vc: ES256 over the
@@ -81,6 +81,6 @@ export async function issueSdJwtVc(identity: IssuerIdentity, options: SdJwtOptio
     ...(options.claims ?? PID_CLAIMS),
   };
   return instance.issue(payload, (options.disclosureFrame ?? PID_FRAME) as DisclosureFrame<typeof payload>, {
-    header: { typ: 'dc+sd-jwt', x5c: [identity.signer.der] },
+    header: { typ: 'dc+sd-jwt', x5c: chainOf(identity) },
   });
 }
