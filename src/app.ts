@@ -66,6 +66,7 @@ import { createUserInserter } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 import { startVerifierWorker } from './verifier/verifier-callbacks.ts';
 import type { VerifierDeps } from './verifier/verifier-deps.ts';
+import { createVerifierWriters } from './verifier/verifier-repository.ts';
 import { verifierRoutes } from './verifier/verifier-routes.ts';
 import { recordHistory } from './wallet/wallet-history.ts';
 import { walletKind } from './wallet/wallet-kind.ts';
@@ -356,6 +357,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {
     db: database.db,
+    writes: createVerifierWriters(database.db, database.dialect),
     cipher,
     formats,
     status,

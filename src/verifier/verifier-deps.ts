@@ -6,9 +6,12 @@ import type { OutboundClient } from '../http/outbound.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
+import type { VerifierWriters } from './verifier-repository.ts';
 
 export interface VerifierDeps {
   db: Kysely<Database>;
+  /** Group-committed writes (verifier-repository.ts). */
+  writes: VerifierWriters;
   cipher: FieldCipher;
   /** The formats: each checks its own presentations (CredentialFormat.verifyPresentation). */
   formats: FormatRegistry;

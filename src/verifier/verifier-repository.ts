@@ -1,4 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Dialect } from '../db/dialect.ts';
+import { createGroupCommit } from '../db/group-commit.ts';
 import type { Database, VerifierRequestStatus, VerifierRequestsTable } from '../db/schema.ts';
 
 export type VerifierRequestRow = Selectable<VerifierRequestsTable>;
@@ -63,14 +65,6 @@ export async function advanceVerifierRequest(
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function updateVerifierRequest(
-  db: Kysely<Database>,
-  id: string,
-  changes: Updateable<VerifierRequestsTable>,
-): Promise<void> {
-  await db.updateTable('verifier_requests').set(changes).where('id', '=', id).execute();
-}
-
 /** Drops the claims of results first read at or before `readBefore` (RESULT_RETENTION). */
 export async function dropReadClaims(db: Kysely<Database>, readBefore: string): Promise<number> {
   const result = await db
@@ -115,3 +109,43 @@ export async function rescheduleCallback(
     .where('callback_pk', '=', callbackPk)
     .execute();
 }
+
+/**
+ * The verifier's writes with group commit (db/group-commit.ts): concurrent requests share one
+ * commit. A new request and a settled result wait for the disk; the two marks that only say how
+ * far a request has come — fetched by a wallet, first read by the tenant — do not, and a power
+ * cut may undo the last of them (the request then reads `created` again, or its claims are kept
+ * until the next read starts the retention anew), never a result.
+ */
+export function createVerifierWriters(db: Kysely<Database>, dialect: Dialect) {
+  const advance = (tx: Kysely<Database>, row: AdvanceRow) =>
+    advanceVerifierRequest(tx, row.id, row.from, row.changes);
+  return {
+    insertRequest: createGroupCommit(db, dialect, (tx, row: Insertable<VerifierRequestsTable>) =>
+      insertVerifierRequest(tx, row),
+    ),
+    settle: createGroupCommit(db, dialect, advance),
+    markRetrieved: createGroupCommit(db, dialect, advance, { durability: 'process-crash' }),
+    markFirstRead: createGroupCommit(
+      db,
+      dialect,
+      async (tx, row: { id: string; at: string }) => {
+        await tx
+          .updateTable('verifier_requests')
+          .set({ first_read_at: row.at })
+          .where('id', '=', row.id)
+          .where('first_read_at', 'is', null)
+          .execute();
+      },
+      { durability: 'process-crash' },
+    ),
+  };
+}
+
+interface AdvanceRow {
+  id: string;
+  from: VerifierRequestStatus[];
+  changes: Updateable<VerifierRequestsTable>;
+}
+
+export type VerifierWriters = ReturnType<typeof createVerifierWriters>;

@@ -8,7 +8,7 @@ import { type StoredRequest, signRequestObject } from './request-object.ts';
 import { verifierKeyContext } from './verifier-admin.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
 import { type VerifierIdentity, verifierIdentity } from './verifier-keys.ts';
-import { findVerifier, insertVerifierRequest } from './verifier-repository.ts';
+import { findVerifier } from './verifier-repository.ts';
 import type { CreateVerifierRequestBody } from './verifier-schemas.ts';
 
 const DEFAULT_EXPIRES_IN = 600;
@@ -217,7 +217,7 @@ export async function createVerifierRequest(
     answered_at: null,
     first_read_at: null,
   };
-  await insertVerifierRequest(deps.db, row);
+  await deps.writes.insertRequest(row);
   const base = `${deps.config.publicUrl}/v1/verifier/requests/${id}`;
   const page = `${deps.config.publicUrl}/verify/${id}`;
   if (responseMode.startsWith('dc_api')) {

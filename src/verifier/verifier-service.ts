@@ -8,7 +8,6 @@ import type { VerifierDeps } from './verifier-deps.ts';
 import {
   advanceVerifierRequest,
   findVerifierRequest,
-  updateVerifierRequest,
   type VerifierRequestRow,
 } from './verifier-repository.ts';
 import { encryptionKeyContext, verifierOf } from './verifier-requests.ts';
@@ -75,7 +74,7 @@ export async function fetchRequestObject(
     const changes = wallet.wallet_nonce
       ? { status: 'retrieved' as const, wallet_nonce: wallet.wallet_nonce }
       : { status: 'retrieved' as const };
-    if (await advanceVerifierRequest(deps.db, id, ['created'], changes)) {
+    if (await deps.writes.markRetrieved({ id, from: ['created'], changes })) {
       await queueStatusEvent(deps, {
         requestId: id,
         clientId: row.client_id,
@@ -206,13 +205,17 @@ async function settle(
     };
   }
   const responseCode = row.stored.redirectUri ? randomBytes(24).toString('base64url') : null;
-  const advanced = await advanceVerifierRequest(deps.db, row.id, OPEN, {
-    status,
-    result_sealed: deps.cipher.encrypt(JSON.stringify(result), resultContext(row.id)),
-    claims_sealed:
-      status === 'verified' ? deps.cipher.encrypt(JSON.stringify(claims), claimsContext(row.id)) : null,
-    response_code_hash: responseCode ? sha256(responseCode) : null,
-    answered_at: deps.now().toISOString(),
+  const advanced = await deps.writes.settle({
+    id: row.id,
+    from: OPEN,
+    changes: {
+      status,
+      result_sealed: deps.cipher.encrypt(JSON.stringify(result), resultContext(row.id)),
+      claims_sealed:
+        status === 'verified' ? deps.cipher.encrypt(JSON.stringify(claims), claimsContext(row.id)) : null,
+      response_code_hash: responseCode ? sha256(responseCode) : null,
+      answered_at: deps.now().toISOString(),
+    },
   });
   if (!advanced) throw refused('This request has been answered already; a response is taken once.');
   await queueStatusEvent(deps, {
@@ -299,7 +302,7 @@ export async function readVerifierResult(
   let firstRead = row.first_read_at;
   if (!firstRead) {
     firstRead = now.toISOString();
-    await updateVerifierRequest(deps.db, id, { first_read_at: firstRead });
+    await deps.writes.markFirstRead({ id, at: firstRead });
   }
   const result = JSON.parse(deps.cipher.decrypt(row.result_sealed, resultContext(id))) as StoredResult;
   const retained = new Date(firstRead).getTime() + deps.config.resultRetention * 1000 > now.getTime();

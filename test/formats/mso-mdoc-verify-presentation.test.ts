@@ -22,7 +22,7 @@ import {
   presentMdoc,
   transcriptOf,
 } from '../helpers/mdoc-device-response.ts';
-import { fingerprintOf } from '../oid4vp/certificates.ts';
+import { fingerprintOf, keyIdentifierOf } from '../oid4vp/certificates.ts';
 
 /**
  * The verifier side of mso_mdoc with another party's code on the other side: the mdoc is issued
@@ -137,10 +137,12 @@ describe('mso_mdoc presentations, verifier side', () => {
       trusted: true,
     };
     assert.deepEqual(result.issuer, { id: certificate.subject, trusted: true, certificate });
+    // The chain's authority key identifiers come along, for a query's trusted_authorities.
     assert.deepEqual(result.dcqlInput, {
       credential_format: 'mso_mdoc',
       doctype: MDL_DOCTYPE,
       namespaces: claims,
+      authority: { type: 'aki', values: [await keyIdentifierOf(identity.ca)] },
     });
     // The credential's identifier is SHA-256 of the issuerAuth COSE_Sign1, as the store computes it.
     const tags: cborg.TagDecoder[] = [];

@@ -14,6 +14,7 @@ import type { CheckName, PresentationExpectation } from '../../src/formats/prese
 import { verifySdJwtPresentation } from '../../src/formats/sd-jwt-vc/verify-presentation.ts';
 import { type IssuerIdentity, makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
 import { issueSdJwtVc, PID_VCT, sha256 } from '../helpers/issuers/sd-jwt-issuer.ts';
+import { keyIdentifierOf } from '../oid4vp/certificates.ts';
 
 /**
  * The dc+sd-jwt verifier on its own: credentials issued with @sd-jwt/sd-jwt-vc over a
@@ -122,7 +123,13 @@ describe('dc+sd-jwt: verifying a presentation', () => {
       assert.equal(claims[hidden], undefined, hidden);
     }
     assert.equal(result.summary!.type, PID_VCT);
-    assert.deepEqual(result.dcqlInput, { credential_format: 'dc+sd-jwt', vct: PID_VCT, claims });
+    // The chain's authority key identifiers come along, for a query's trusted_authorities.
+    assert.deepEqual(result.dcqlInput, {
+      credential_format: 'dc+sd-jwt',
+      vct: PID_VCT,
+      claims,
+      authority: { type: 'aki', values: [await keyIdentifierOf(identity.ca)] },
+    });
     assert.equal(result.statusReference, null);
   });
 
