@@ -212,6 +212,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const interactions: InteractionDeps = {
     db: database.db,
     kinds: createInteractionKinds(),
+    extraLoginMethods: [],
     cipher,
     users,
     limiter,
