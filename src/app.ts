@@ -233,6 +233,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     consumeCode: createCodeConsumer(database.db, database.dialect),
     rotateRefreshToken: createRefreshTokenRotator(database.db, database.dialect),
     keys,
+    cipher,
     limiter,
     dpop,
     issuer: config.publicUrl,
