@@ -67,6 +67,7 @@ import { userRoutes } from './users/user-routes.ts';
 import { startVerifierWorker } from './verifier/verifier-callbacks.ts';
 import type { VerifierDeps } from './verifier/verifier-deps.ts';
 import { verifierRoutes } from './verifier/verifier-routes.ts';
+import { walletLoginMethod } from './verifier/wallet-login.ts';
 import { recordHistory } from './wallet/wallet-history.ts';
 import { walletKind } from './wallet/wallet-kind.ts';
 import { walletRoutes } from './wallet/wallet-routes.ts';
@@ -373,6 +374,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(verifierRoutes, verifier);
+  // Logging in with a wallet: the verifier provides the log-in page's third method.
+  interactions.extraLoginMethods.push(walletLoginMethod(verifier, interactions));
   const verifierWorker = startVerifierWorker(verifier);
   app.addHook('onClose', async () => {
     await verifierWorker.stop();

@@ -29,7 +29,7 @@ export async function verifierOf(deps: VerifierDeps, clientId: number) {
   return { name: row.name, privateJwk, identity };
 }
 
-function parseDcql(input: unknown): DcqlQuery.Output {
+export function parseDcql(input: unknown): DcqlQuery.Output {
   try {
     const query = DcqlQuery.parse(input as DcqlQuery.Input);
     DcqlQuery.validate(query);
@@ -135,6 +135,8 @@ export async function createVerifierRequest(
   deps: VerifierDeps,
   clientId: number,
   body: CreateVerifierRequestBody,
+  /** A request Coffer makes for a log-in (wallet-login.ts) names its interaction. */
+  options: { interactionId?: string } = {},
 ) {
   const verifier = await verifierOf(deps, clientId);
   const dcqlQuery = parseDcql(body.dcql_query);
@@ -191,6 +193,7 @@ export async function createVerifierRequest(
     expires_at: expiresAt,
     answered_at: null,
     first_read_at: null,
+    interaction_id: options.interactionId ?? null,
   };
   await insertVerifierRequest(deps.db, row);
   const base = `${deps.config.publicUrl}/v1/verifier/requests/${id}`;
