@@ -68,6 +68,7 @@ import { startVerifierWorker } from './verifier/verifier-callbacks.ts';
 import type { VerifierDeps } from './verifier/verifier-deps.ts';
 import { createVerifierWriters } from './verifier/verifier-repository.ts';
 import { verifierRoutes } from './verifier/verifier-routes.ts';
+import { walletLoginMethod } from './verifier/wallet-login.ts';
 import { recordHistory } from './wallet/wallet-history.ts';
 import { walletKind } from './wallet/wallet-kind.ts';
 import { walletRoutes } from './wallet/wallet-routes.ts';
@@ -213,6 +214,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const interactions: InteractionDeps = {
     db: database.db,
     kinds: createInteractionKinds(),
+    extraLoginMethods: [],
     cipher,
     users,
     limiter,
@@ -233,6 +235,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     consumeCode: createCodeConsumer(database.db, database.dialect),
     rotateRefreshToken: createRefreshTokenRotator(database.db, database.dialect),
     keys,
+    cipher,
     limiter,
     dpop,
     issuer: config.publicUrl,
@@ -373,6 +376,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(verifierRoutes, verifier);
+  // Logging in with a wallet: the verifier provides the log-in page's third method.
+  interactions.extraLoginMethods.push(walletLoginMethod(verifier, interactions));
   const verifierWorker = startVerifierWorker(verifier);
   app.addHook('onClose', async () => {
     await verifierWorker.stop();

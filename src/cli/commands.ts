@@ -15,6 +15,7 @@ import { registerContext } from '../formats/ldp-vc/contexts/context-admin.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { rotateSigningKey } from '../keys/signing-keys.ts';
 import { checkVerifierMetadata } from '../oid4vp/verifier-registry.ts';
+import { checkWalletLogin } from '../verifier/wallet-login.ts';
 
 /** Thrown for a command line that cannot be understood; the CLI prints it with the usage. */
 export class UsageError extends Error {}
@@ -43,7 +44,11 @@ export const USAGE = `Usage: coffer <command> [options]
   client set ID [--from-email E] [--esp-token T] [--recaptcha-key K] [--recaptcha-threshold X]
                 [--recaptcha-enabled true|false] [--privacy-link URL] [--redirect-uri URI]...
                 [--post-logout-redirect-uri URI]... [--verifier-metadata FILE]
-                [--grant GRANT]... [--[no-]dpop-bound] [--[no-]require-par] [--json]
+                [--grant GRANT]... [--[no-]dpop-bound] [--[no-]require-par]
+                [--wallet-login FILE|none] [--json]
+                (--wallet-login: a JSON file {"dcql_query": …, "account_claim": ["email"]} that
+                 lets people log in with a credential from a wallet; the client must be a
+                 verifier (verifier enable); none removes it)
   client secret-rotate ID [--json]
   token create --client ID [--json]
   token revoke TOKEN [--json]
@@ -207,9 +212,17 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         'post-logout-redirect-uri': { type: 'string', multiple: true },
         'verifier-metadata': { type: 'string' },
         grant: { type: 'string', multiple: true },
+        'wallet-login': { type: 'string' },
         ...RELYING_PARTY_SWITCHES,
       });
       const id = clientIdOf(positionals[0], 'client ID');
+      const walletLoginFile = values['wallet-login'] as string | undefined;
+      const walletLogin =
+        walletLoginFile === undefined
+          ? undefined
+          : walletLoginFile === 'none'
+            ? null
+            : await checkWalletLogin(deps.db, id, await readText(walletLoginFile));
       if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
       const metadataFile = values['verifier-metadata'] as string | undefined;
       const verifierMetadata =
@@ -232,6 +245,7 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         grantTypes: values.grant as string[] | undefined,
         dpopBound: switchValue(values, 'dpop-bound'),
         requirePar: switchValue(values, 'require-par'),
+        walletLogin,
       });
       return { json: { client_id: id, updated: true }, text: `Updated client ${id}.` };
     }

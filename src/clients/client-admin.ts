@@ -115,6 +115,8 @@ export interface ClientSettings {
   grantTypes?: string[];
   dpopBound?: boolean;
   requirePar?: boolean;
+  /** Logging in with a wallet, as JSON text already checked (verifier/wallet-login.ts); null removes it. */
+  walletLogin?: string | null;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -180,6 +182,7 @@ export async function setClientSettings(
     update['grant_types'] = JSON.stringify(checkGrantTypes(settings.grantTypes));
   if (settings.dpopBound !== undefined) update['dpop_bound'] = settings.dpopBound ? 1 : 0;
   if (settings.requirePar !== undefined) update['require_par'] = settings.requirePar ? 1 : 0;
+  if (settings.walletLogin !== undefined) update['wallet_login'] = settings.walletLogin;
   if (Object.keys(update).length === 0) throw new CofferError('invalid_request', 'Nothing to set.');
   await db.updateTable('clients').set(update).where('client_id', '=', clientId).execute();
 }

@@ -40,6 +40,8 @@ export interface ClientsTable {
   dpop_bound: ColumnType<Flag, Flag | undefined, Flag>;
   /** It may start a log-in only through a pushed authorization request (RFC 9126). */
   require_par: ColumnType<Flag, Flag | undefined, Flag>;
+  /** Logging in with a wallet (JSON: `{dcql_query, account_claim}`), or null when not offered. */
+  wallet_login: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiTokensTable {
@@ -145,6 +147,16 @@ export interface AuthorizationCodesTable {
   consumed_at: number | null;
   /** The DPoP key the code is bound to (dpop_jkt or a DPoP proof at PAR, RFC 9449 §10). */
   dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>;
+  /** After a credential log-in: the disclosed OpenID Connect claims (JSON), sealed (oidc/login-claims.ts). */
+  claims_sealed: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The disclosed claims of a credential log-in, per access token, for userinfo until it expires. */
+export interface AccessTokenClaimsTable {
+  jti: string;
+  user_id: number;
+  claims_sealed: string;
+  expires_at: number;
 }
 
 export interface RefreshTokensTable {
@@ -165,6 +177,8 @@ export interface RefreshTokensTable {
   expires_at: number;
   used_at: number | null;
   revoked_at: number | null;
+  /** As on the code it came from: the disclosed claims of a credential log-in, sealed. */
+  claims_sealed: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface DpopProofsTable {
@@ -300,6 +314,8 @@ export interface VerifierRequestsTable {
   expires_at: string;
   answered_at: string | null;
   first_read_at: string | null;
+  /** The log-in interaction this request was made for (logging in with a wallet), else null. */
+  interaction_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface VerifierCallbacksTable {
@@ -325,6 +341,7 @@ export interface Database {
   authorization_codes: AuthorizationCodesTable;
   revoked_tokens: RevokedTokensTable;
   refresh_tokens: RefreshTokensTable;
+  access_token_claims: AccessTokenClaimsTable;
   dpop_proofs: DpopProofsTable;
   pushed_requests: PushedRequestsTable;
   rate_limits: RateLimitsTable;

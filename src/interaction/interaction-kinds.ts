@@ -42,12 +42,14 @@ export interface Asker {
 }
 
 /**
- * What a person proved in a log-in step. A method added later (a credential presented from a
- * wallet) adds its own member and reaches the kind through `completeLogIn`.
+ * What a person proved in a log-in step. A method added later adds its own member and reaches
+ * the kind through `completeLogIn`: `credential` is a verified presentation from a wallet whose
+ * claim named the account's e-mail, with the claims it disclosed (ExtraLoginMethod below).
  */
 export type LoginProof =
   | { method: 'wallet'; address: string; chainId: number }
-  | { method: 'email'; email: string };
+  | { method: 'email'; email: string }
+  | { method: 'credential'; email: string; claims: Record<string, unknown> };
 
 export type LoginType = LoginProof['method'];
 
@@ -79,6 +81,25 @@ export interface InteractionAnswer {
   next?: string;
   endSession?: boolean;
   [member: string]: unknown;
+}
+
+/** The log-in methods that a flow above this core provides; the core carries requests to them. */
+export type ExtraLoginMethodName = 'credential';
+export const EXTRA_LOGIN_METHODS: readonly ExtraLoginMethodName[] = ['credential'];
+
+/**
+ * A log-in method this core does not implement itself (a credential presented from a wallet,
+ * made by the verifier): registered in app.ts, offered where it says so, and reached at
+ * `POST /interaction/{id}/login/{name}` (start) and `…/{name}/check` (where it stands).
+ */
+export interface ExtraLoginMethod {
+  readonly name: ExtraLoginMethodName;
+  /** Whether this interaction's log-in page offers the method. */
+  offeredFor(row: InteractionRow): Promise<boolean>;
+  /** The person starts it: what the page shows (a QR code, a link). Called again, it may answer the same. */
+  start(row: InteractionRow): Promise<Record<string, unknown>>;
+  /** Still waiting (with a status word), or proven; a refusal throws a CofferError with a sentence. */
+  check(row: InteractionRow): Promise<{ pending: string } | { proof: LoginProof }>;
 }
 
 /** The kinds an instance serves, registered at start (src/app.ts). */

@@ -4,11 +4,13 @@ import { CofferError } from '../errors.ts';
 import { expiredCookie, sessionCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { refuseCrossSite } from '../http/same-origin.ts';
-import type { FinishedLogin, InteractionAnswer } from './interaction-kinds.ts';
+import { EXTRA_LOGIN_METHODS, type FinishedLogin, type InteractionAnswer } from './interaction-kinds.ts';
 import {
   ConsentBody,
   EmailLoginBody,
   EmailVerifyBody,
+  ExtraLoginChecked,
+  ExtraLoginStarted,
   InteractionParams,
   InteractionResult,
   LogoutDecisionBody,
@@ -24,7 +26,13 @@ import {
   kindOf,
   liveInteraction,
 } from './interaction-service.ts';
-import { logInWithSiwe, sendEmailCode, verifyEmailCode } from './login-methods.ts';
+import {
+  checkExtraLogin,
+  logInWithSiwe,
+  sendEmailCode,
+  startExtraLogin,
+  verifyEmailCode,
+} from './login-methods.ts';
 import { renderErrorPage, startPage } from './page-chrome.ts';
 import { endSessionOfCookie, SESSION_COOKIE } from './session-cookie.ts';
 
@@ -167,6 +175,48 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
       );
     },
   );
+
+  // Methods provided from above the core (a credential from a wallet): a start and a check each.
+  for (const name of EXTRA_LOGIN_METHODS) {
+    app.post(
+      `/interaction/:id/login/${name}`,
+      {
+        schema: {
+          tags,
+          summary: `Start logging in with a ${name} (offered when the interaction's methods list it)`,
+          description:
+            'For credential: makes (or answers again) a presentation request for the verifier of the client, with the DCQL query of its --wallet-login; the page shows its QR code and an "Open your wallet" link, then polls …/check.',
+          params: InteractionParams,
+          response: { 200: ExtraLoginStarted, ...errorResponses(403, 404, 429) },
+        },
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        return startExtraLogin(deps, name, request.params.id, request.ip);
+      },
+    );
+    app.post(
+      `/interaction/:id/login/${name}/check`,
+      {
+        schema: {
+          tags,
+          summary: `Where a ${name} log-in stands: 202 while waiting, else redirect_to like the other log-ins`,
+          description:
+            'For credential: 202 {status} until the wallet answers; then the verified claim named by account_claim logs the person in (signed up in the tenant when unknown) with the session cookie and redirect_to. A rejected, declined or expired request is 400 with a sentence; starting again makes a new request.',
+          params: InteractionParams,
+          response: { 200: ExtraLoginChecked, 202: ExtraLoginChecked, ...errorResponses(400, 403, 404, 429) },
+        },
+      },
+      async (request, reply) => {
+        const checked = await checkExtraLogin(deps, name, request.params.id);
+        if ('pending' in checked) {
+          reply.code(202).header('cache-control', 'no-store');
+          return { status: checked.pending };
+        }
+        return finish(reply, checked);
+      },
+    );
+  }
 
   app.post(
     '/interaction/:id/consent',

@@ -68,6 +68,29 @@ export const InteractionResult = Type.Object({
   pending: Type.Optional(Type.Integer()),
 });
 
+/** An extra log-in method started: what the page shows (for a wallet: the request, its QR code). */
+export const ExtraLoginStarted = Type.Object(
+  {
+    request_id: Type.Optional(Type.String()),
+    authorization_request: Type.Optional(
+      Type.String({ description: 'openid4vp:// request: the "Open your wallet" link and the QR code.' }),
+    ),
+    qr_svg: Type.Optional(Type.String({ description: 'The QR code of authorization_request, as SVG.' })),
+    page: Type.Optional(Type.String({ description: 'A page of its own with the QR code and the link.' })),
+    expires_at: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/** Where an extra log-in method stands: still waiting (202, status), or finished like any log-in. */
+export const ExtraLoginChecked = Type.Object({
+  redirect_to: Type.Optional(Type.String()),
+  next: Type.Optional(Type.String()),
+  status: Type.Optional(
+    Type.String({ description: 'While waiting: created (not yet fetched by a wallet) or retrieved.' }),
+  ),
+});
+
 export const LogoutDecisionBody = Type.Object(
   { decision: Type.Union([Type.Literal('sign_out'), Type.Literal('stay')]) },
   { additionalProperties: false },

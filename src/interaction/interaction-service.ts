@@ -10,6 +10,7 @@ import type { Mailer } from '../mail/mailer.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import type { UserDeps } from '../users/user-service.ts';
 import type {
+  ExtraLoginMethod,
   FinishedLogin,
   InteractionKind,
   InteractionKinds,
@@ -34,6 +35,8 @@ export interface InteractionDeps {
   limiter: RateLimiter;
   /** The flows this instance serves (src/app.ts registers them). */
   kinds: InteractionKinds;
+  /** Log-in methods provided from above the core (src/app.ts adds them), offered where they say so. */
+  extraLoginMethods: ExtraLoginMethod[];
   config: Pick<Config, 'publicUrl' | 'environment' | 'loginRateLimit'>;
   /** Key of the one-time code HMAC (derived from the master key). */
   oneTimeCodeKey: Uint8Array;
@@ -152,8 +155,14 @@ export function siweChallengeOf(deps: InteractionDeps, row: InteractionRow): Siw
   });
 }
 
-/** The log-in methods every interaction offers; a later method is added where it is offered. */
+/** The log-in methods every interaction offers; an extra method is added where it is offered. */
 const BUILT_IN_METHODS = ['wallet', 'email'];
+
+async function methodsOf(deps: InteractionDeps, row: InteractionRow): Promise<string[]> {
+  const extra = deps.extraLoginMethods;
+  const offered = await Promise.all(extra.map((method) => method.offeredFor(row)));
+  return [...BUILT_IN_METHODS, ...extra.filter((_, index) => offered[index]).map((method) => method.name)];
+}
 
 export async function describeInteraction(deps: InteractionDeps, id: string): Promise<InteractionView> {
   return viewOf(deps, await liveInteraction(deps, id));
@@ -164,7 +173,7 @@ async function viewOf(deps: InteractionDeps, row: InteractionRow): Promise<Inter
     id: row.id,
     kind: row.kind,
     client: await kindOf(deps, row).asker(row),
-    methods: BUILT_IN_METHODS,
+    methods: await methodsOf(deps, row),
     siwe: siweChallengeOf(deps, row),
     csrf_token: row.csrf_token,
     email_code_sent: row.otp_hash !== null,
@@ -205,6 +214,7 @@ export async function startSession(
 export const authTimeNow = (deps: InteractionDeps) => Math.floor(clock(deps).getTime() / 1000);
 
 export function identityOfProof(deps: InteractionDeps, proof: LoginProof): ProvenIdentity {
+  // A credential log-in proves the e-mail address its verified claim names.
   return proof.method === 'wallet'
     ? { wallet: proof.address.toLowerCase() }
     : { emailIndex: deps.users.emailIndex(proof.email) };

@@ -1,7 +1,12 @@
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import { loginCodeEmail } from '../mail/login-code-email.ts';
-import type { FinishedLogin, InteractionKind } from './interaction-kinds.ts';
+import type {
+  ExtraLoginMethod,
+  ExtraLoginMethodName,
+  FinishedLogin,
+  InteractionKind,
+} from './interaction-kinds.ts';
 import { countOneTimeCodeAttempt, type InteractionRow, updateInteraction } from './interaction-repository.ts';
 import {
   clock,
@@ -141,4 +146,45 @@ export async function verifyEmailCode(
   }
   const email = deps.cipher.decrypt(row.otp_email_sealed, `interactions/${id}/email`);
   return completeLogIn(deps, row, { method: 'email', email });
+}
+
+/** An extra method this interaction offers; anything else is "gone" (404), as an unknown row is. */
+async function offeredMethod(
+  deps: InteractionDeps,
+  name: ExtraLoginMethodName,
+  id: string,
+): Promise<{ row: InteractionRow; method: ExtraLoginMethod }> {
+  const { row } = await loginInteraction(deps, id);
+  const method = deps.extraLoginMethods.find((candidate) => candidate.name === name);
+  if (!method || !(await method.offeredFor(row))) throw gone();
+  return { row, method };
+}
+
+/** `POST /interaction/{id}/login/{name}`: starts an extra method (a wallet request, for instance). */
+export async function startExtraLogin(
+  deps: InteractionDeps,
+  name: ExtraLoginMethodName,
+  id: string,
+  ip: string,
+): Promise<Record<string, unknown>> {
+  await hitLoginLimit(deps, ip);
+  const { row, method } = await offeredMethod(deps, name, id);
+  await deps.limiter.hit(`login:${name}-start:${id}`, 10, 1800);
+  return method.start(row);
+}
+
+/**
+ * `POST /interaction/{id}/login/{name}/check`, polled by the page: pending, or the proof goes to
+ * the interaction's kind like any other method's. A check only reads (the proof was made
+ * elsewhere, by the wallet), so it is not counted as a log-in attempt.
+ */
+export async function checkExtraLogin(
+  deps: InteractionDeps,
+  name: ExtraLoginMethodName,
+  id: string,
+): Promise<FinishedLogin | { pending: string }> {
+  const { row, method } = await offeredMethod(deps, name, id);
+  const checked = await method.check(row);
+  if ('pending' in checked) return checked;
+  return completeLogIn(deps, row, checked.proof);
 }

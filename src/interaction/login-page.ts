@@ -239,6 +239,68 @@ if (signOutButton) {
   });
 }
 
+// A credential from a digital wallet: the server makes a request for the app's verifier; the
+// page shows its QR code and an "Open your wallet" link, then asks every 2 s where it stands.
+const credentialButton = document.getElementById('credential-button');
+if (credentialButton) {
+  const ways = document.getElementById('credential-ways');
+  const qrBox = document.getElementById('credential-qr');
+  const openLink = document.getElementById('credential-open');
+  const waiting = {
+    created: 'Scan the code with the wallet on your phone, or open your wallet on this device.',
+    retrieved: 'Your wallet has the request. Choose what to share there.',
+  };
+  let timer = null;
+  let said = '';
+  // Announced once per change, not at every poll.
+  function say(text) {
+    if (text !== said) showStatus(text);
+    said = text;
+  }
+  function stop() {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  }
+  // The SVG is parsed as SVG, never as HTML, and only an <svg> root is shown.
+  function showQr(text) {
+    const parsed = new DOMParser().parseFromString(String(text || ''), 'image/svg+xml').documentElement;
+    if (parsed && parsed.nodeName === 'svg') qrBox.replaceChildren(document.importNode(parsed, true));
+  }
+  async function check() {
+    timer = null;
+    let answer;
+    try {
+      answer = await post('/login/credential/check', {});
+    } catch (error) {
+      ways.hidden = true;
+      said = '';
+      credentialButton.textContent = 'Try again with a wallet';
+      showError(describe(error));
+      return;
+    }
+    if (answer.status === 202) {
+      say(waiting[answer.body && answer.body.status] || waiting.created);
+      timer = setTimeout(check, 2000);
+      return;
+    }
+    ways.hidden = true;
+    follow(answer.body);
+  }
+  credentialButton.addEventListener('click', function () {
+    exclusively(credentialButton, async function () {
+      stop();
+      showStatus('Preparing a request for your wallet…');
+      const started = (await post('/login/credential', {})).body;
+      showQr(started.qr_svg);
+      openLink.setAttribute('href', started.authorization_request);
+      ways.hidden = false;
+      said = '';
+      say(waiting.created);
+      timer = setTimeout(check, 2000);
+    });
+  });
+}
+
 const emailForm = document.getElementById('email-form');
 const codeForm = document.getElementById('code-form');
 if (emailForm && codeForm) {
@@ -272,7 +334,7 @@ if (emailForm && codeForm) {
 /** The whole inline script: strict mode, nothing leaked into the page's global scope. */
 export const LOGIN_PAGE_SCRIPT = `(function () {\n'use strict';\n${SIWE_MESSAGE_JS}\n${LOGIN_PAGE_JS}\n})();`;
 
-export type LoginMethod = 'wallet' | 'email';
+export type LoginMethod = 'wallet' | 'email' | 'credential';
 
 export interface LoginPageInput {
   tenantName: string;
@@ -283,8 +345,8 @@ export interface LoginPageInput {
   privacyLink?: string | undefined;
   /** Shown at once, e.g. when the interaction was reloaded after a failure. */
   error?: string | undefined;
-  /** Which ways to log in to offer; both unless the tenant says otherwise. */
-  methods?: LoginMethod[] | undefined;
+  /** Which ways to log in to offer; wallet and e-mail unless the interaction says otherwise. */
+  methods?: readonly string[] | undefined;
 }
 
 export const WALLET_SECTION = `<section aria-labelledby="wallet-heading">
@@ -311,6 +373,26 @@ export const EMAIL_SECTION = `<section aria-labelledby="email-heading">
 </form>
 </section>`;
 
+/** Logging in with a credential from a digital wallet, for clients configured with --wallet-login. */
+export const CREDENTIAL_SECTION = `<section aria-labelledby="credential-heading">
+<h2 id="credential-heading">Use a digital wallet</h2>
+<p>Share a credential from the wallet app on your phone, such as a proof of identity with your e-mail address.</p>
+<button type="button" id="credential-button">Use a digital wallet</button>
+<div id="credential-ways" hidden>
+<h3>On another device</h3>
+<p>Scan this code with your phone's wallet.</p>
+<div id="credential-qr" class="qr-box"></div>
+<h3>On this device</h3>
+<p><a id="credential-open" class="open-wallet" href="#credential-heading">Open your wallet</a></p>
+</div>
+</section>`;
+
+const CREDENTIAL_STYLE = `
+.qr-box svg { display: block; width: 100%; max-width: 16rem; height: auto; margin: 0.5rem auto; background: #fff; }
+.open-wallet { display: inline-block; min-height: 44px; box-sizing: border-box; padding: 0.7rem 1.2rem; background: #1d4ed8; color: #fff; border-radius: 4px; text-decoration: none; font-weight: 600; }
+h3 { font-size: 1rem; margin: 1rem 0 0.25rem; }
+`;
+
 export function renderLoginPage(input: LoginPageInput): string {
   const nonce = escapeHtml(input.cspNonce);
   const methods = input.methods ?? ['wallet', 'email'];
@@ -327,11 +409,17 @@ export function renderLoginPage(input: LoginPageInput): string {
 <noscript><p class="error">This page needs JavaScript to log you in.</p></noscript>
 ${methods.includes('wallet') ? WALLET_SECTION : ''}
 ${methods.includes('email') ? EMAIL_SECTION : ''}
+${methods.includes('credential') ? CREDENTIAL_SECTION : ''}
 </main>
 ${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escapeHtml(input.tenantName)}</a></footer>` : ''}
 <script type="application/json" id="login-data" nonce="${nonce}">${jsonForScript(data)}</script>
 <script nonce="${nonce}">${LOGIN_PAGE_SCRIPT}</script>`;
-  return page({ title: `Log in – ${input.tenantName}`, cspNonce: input.cspNonce, body });
+  return page({
+    title: `Log in – ${input.tenantName}`,
+    cspNonce: input.cspNonce,
+    body,
+    ...(methods.includes('credential') ? { style: CREDENTIAL_STYLE } : {}),
+  });
 }
 
 /** The log-in step of any interaction that starts with one (an app's log-in, the wallet page). */
@@ -343,5 +431,6 @@ export function renderLoginStep(view: InteractionView, cspNonce: string): string
     csrfToken: view.csrf_token,
     cspNonce,
     privacyLink: view.client.privacy_link ?? undefined,
+    methods: view.methods,
   });
 }

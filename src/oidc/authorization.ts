@@ -26,7 +26,7 @@ export async function issueAuthorizationCode(
   db: Kysely<Database>,
   request: AuthorizationRequest,
   user: Pick<UserIdentity, 'user_id' | 'did' | 'wallet_address'>,
-  login: { loginType: string; authTime: number },
+  login: { loginType: string; authTime: number; claimsSealed?: string | null },
   nowSeconds: number,
 ): Promise<string> {
   const code = randomBytes(32).toString('base64url');
@@ -45,6 +45,7 @@ export async function issueAuthorizationCode(
     expires_at: nowSeconds + CODE_TTL_SECONDS,
     consumed_at: null,
     dpop_jkt: request.dpopJkt ?? null,
+    claims_sealed: login.claimsSealed ?? null,
   });
   return code;
 }

@@ -5,8 +5,8 @@ import type { Database } from '../db/schema.ts';
 /**
  * Rows that only ever matter until a moment passes: DPoP proof ids (one per DPoP request),
  * pushed requests, refresh-token families past their end, revocations of tokens that have
- * expired anyway, and codes once the tokens they gave have expired (a replay until then still
- * revokes them). Deleting them keeps those tables the size of the last hour's traffic.
+ * expired anyway, the disclosed claims kept for expired access tokens, and codes once the tokens
+ * they gave have expired (a replay until then still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
  */
 export async function sweepExpiredRows(
   db: Kysely<Database>,
@@ -17,6 +17,7 @@ export async function sweepExpiredRows(
   await db.deleteFrom('pushed_requests').where('expires_at', '<', nowSeconds).execute();
   await db.deleteFrom('refresh_tokens').where('expires_at', '<', nowSeconds).execute();
   await db.deleteFrom('revoked_tokens').where('expires_at', '<', nowSeconds).execute();
+  await db.deleteFrom('access_token_claims').where('expires_at', '<', nowSeconds).execute();
   await db
     .deleteFrom('authorization_codes')
     .where('expires_at', '<', nowSeconds - accessTokenTtl)

@@ -13,6 +13,7 @@ import { renderLoginStep } from '../interaction/login-page.ts';
 import { startPage } from '../interaction/page-chrome.ts';
 import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import { type AuthorizationRequest, authorizationResponse, issueAuthorizationCode } from './authorization.ts';
+import { oidcClaimsOfCredential, sealLoginClaims } from './login-claims.ts';
 
 /** The tenant a client's users belong to: the client itself (a sub-client is its own tenant). */
 function tenantOfClient(row: InteractionRow): number {
@@ -22,7 +23,8 @@ function tenantOfClient(row: InteractionRow): number {
 
 /**
  * An app's log-in (`GET /v2/openidc/authorize` without a session): the person logs in to the
- * client's tenant, signed up there when unknown, and the browser goes back with a code.
+ * client's tenant, signed up there when unknown, and the browser goes back with a code. After a
+ * credential log-in the code carries the disclosed claims (sealed) for the tokens.
  */
 export function loginKind(deps: InteractionDeps): InteractionKind {
   return {
@@ -35,6 +37,7 @@ export function loginKind(deps: InteractionDeps): InteractionKind {
     },
     async logIn(row: InteractionRow, proof: LoginProof): Promise<FinishedLogin> {
       const tenant = tenantOfClient(row);
+      // A credential's verified e-mail claim logs in (or signs up) like a proven e-mail address.
       const user =
         proof.method === 'wallet'
           ? await logInWithWallet(deps.users, tenant, proof.address, proof.chainId)
@@ -48,7 +51,16 @@ export function loginKind(deps: InteractionDeps): InteractionKind {
       if (!finished) throw gone();
       const request = JSON.parse(row.params) as AuthorizationRequest;
       const sessionId = await startSession(deps, user, proof.method, authTime);
-      const grant = { loginType: proof.method, authTime };
+      const claimsSealed =
+        proof.method === 'credential'
+          ? sealLoginClaims(
+              deps.cipher,
+              request.clientId,
+              user.user_id,
+              oidcClaimsOfCredential(proof.claims, proof.email),
+            )
+          : null;
+      const grant = { loginType: proof.method, authTime, claimsSealed };
       const code = await issueAuthorizationCode(deps.db, request, user, grant, authTime);
       return {
         redirectTo: authorizationResponse(request, deps.config.publicUrl, { code }),

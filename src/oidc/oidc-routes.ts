@@ -18,6 +18,7 @@ import { clientCredentialsOf } from './client-authentication.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
 import { currentDpopNonce, dpopHeaderOf } from './dpop.ts';
 import { type EndSessionParameters, endSession } from './end-session.ts';
+import { accessTokenClaims } from './login-claims.ts';
 import { startLoginInteraction } from './login-kind.ts';
 import type { LogoutParams } from './logout-kind.ts';
 import {
@@ -241,7 +242,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return userInfoClaims(deps.store, bearerOf(request).user);
+      const { user, token } = bearerOf(request);
+      const claims = await userInfoClaims(deps.store, user);
+      // After a credential log-in, what the credential disclosed (and verified) speaks for the profile.
+      const disclosed = await accessTokenClaims(
+        db,
+        deps.tokens.cipher,
+        { jti: token.jti, clientId: token.clientId, userId: user.user_id },
+        Math.floor(Date.now() / 1000),
+      );
+      return disclosed ? { ...claims, ...disclosed } : claims;
     },
   );
 

@@ -26,6 +26,8 @@ export interface RefreshGrant {
   accessJti?: string;
   /** The family to start; else a random one. */
   familyId?: string;
+  /** The disclosed claims of a credential log-in, sealed as on the code. */
+  claimsSealed?: string | null;
 }
 
 /** The jti of an access token issued beside a refresh token, derived so the family can name it. */
@@ -59,6 +61,7 @@ export async function issueRefreshToken(
       expires_at: nowSeconds + ttlSeconds,
       used_at: null,
       revoked_at: null,
+      claims_sealed: grant.claimsSealed ?? null,
     })
     .execute();
   return token;
@@ -96,6 +99,7 @@ const insertRefreshToken = prepareQuery((db, param: Param<RefreshTokenRow>) =>
     expires_at: param('expires_at'),
     used_at: param('used_at'),
     revoked_at: param('revoked_at'),
+    claims_sealed: param('claims_sealed'),
   }),
 );
 

@@ -4,11 +4,13 @@ import { getAddress } from 'viem';
 import type { ClientsTable, Database } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
+import type { FieldCipher } from '../keys/field-cipher.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 import { authenticateClient, countFailure, grantTypesOf } from './client-authentication.ts';
 import { type CodeConsumer, findAuthorizationCode, revokeToken } from './code-repository.ts';
 import { type DpopDeps, verifyDpopProof } from './dpop.ts';
+import { keepAccessTokenClaims, openLoginClaims } from './login-claims.ts';
 import {
   findRefreshToken,
   issueRefreshToken,
@@ -23,6 +25,8 @@ export interface TokenDeps {
   consumeCode: CodeConsumer;
   rotateRefreshToken: RefreshTokenRotator;
   keys: KeyRing;
+  /** Opens the disclosed claims a credential log-in left on the code. */
+  cipher: FieldCipher;
   limiter: RateLimiter;
   dpop: DpopDeps;
   issuer: string;
@@ -187,6 +191,7 @@ async function exchangeCode(
         jkt: isPublic(client) ? jkt : null,
         accessJti: jtiForCode(codeHash),
         familyId: familyOfCode(codeHash),
+        claimsSealed: code.claims_sealed,
       },
       nowSeconds,
       deps.refreshTokenTtl,
@@ -261,6 +266,8 @@ interface LogIn {
   login_type: string;
   did: string;
   wallet_address: string | null;
+  /** The disclosed claims of a credential log-in, sealed (login-claims.ts). */
+  claims_sealed: string | null;
 }
 
 async function tokenResponse(
@@ -279,8 +286,20 @@ async function tokenResponse(
     ethAddress: login.wallet_address ? getAddress(login.wallet_address) : null,
     didWalletAddress: login.did,
     lifetimeSeconds: deps.accessTokenTtl,
+    claims: login.claims_sealed
+      ? openLoginClaims(deps.cipher, login.client_id, login.user_id, login.claims_sealed)
+      : undefined,
   };
   const tokens = await signTokens(deps.keys, grant, nowSeconds);
+  // Userinfo answers the same claims for this access token, for as long as it lives.
+  if (login.claims_sealed) {
+    await keepAccessTokenClaims(deps.db, {
+      jti: grant.jti,
+      user_id: login.user_id,
+      claims_sealed: login.claims_sealed,
+      expires_at: nowSeconds + tokens.expiresIn,
+    });
+  }
   return {
     scope: grant.scope,
     token_type: grant.jkt ? 'DPoP' : 'Bearer',

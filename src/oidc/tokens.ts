@@ -23,6 +23,8 @@ export interface TokenGrant {
   lifetimeSeconds: number;
   /** The DPoP key the access token is bound to (cnf.jkt, RFC 9449 §6.1), or null for a bearer token. */
   jkt: string | null;
+  /** After a credential log-in: the disclosed OpenID Connect claims (identity token only). */
+  claims?: Record<string, unknown> | undefined;
 }
 
 /** OIDC Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
@@ -57,6 +59,8 @@ export async function signTokens(keys: KeyRing, grant: TokenGrant, nowSeconds: n
   const idToken = signCompactJwsES256(
     { typ: 'JWT', kid: key.kid },
     {
+      // First, so that none of them can stand in for a claim Coffer sets.
+      ...grant.claims,
       auth_time: grant.authTime,
       ...(grant.nonce ? { nonce: grant.nonce } : {}),
       at_hash: atHash(accessToken),

@@ -46,6 +46,20 @@ export async function findVerifierRequest(
   return db.selectFrom('verifier_requests').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The newest request made for a log-in interaction (logging in with a wallet), if any. */
+export async function findRequestOfInteraction(
+  db: Kysely<Database>,
+  interactionId: string,
+): Promise<VerifierRequestRow | undefined> {
+  return db
+    .selectFrom('verifier_requests')
+    .selectAll()
+    .where('interaction_id', '=', interactionId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /**
  * Moves a request on from one of the given states only, so two answers (or an answer and an
  * expiry) cannot both win: false when another request changed it first.

@@ -54,7 +54,7 @@ export async function verifierOf(deps: VerifierDeps, clientId: number): Promise<
   return opened;
 }
 
-function parseDcql(input: unknown): DcqlQuery.Output {
+export function parseDcql(input: unknown): DcqlQuery.Output {
   try {
     const query = DcqlQuery.parse(input as DcqlQuery.Input);
     DcqlQuery.validate(query);
@@ -160,6 +160,8 @@ export async function createVerifierRequest(
   deps: VerifierDeps,
   clientId: number,
   body: CreateVerifierRequestBody,
+  /** A request Coffer makes for a log-in (wallet-login.ts) names its interaction. */
+  options: { interactionId?: string } = {},
 ) {
   const verifier = await verifierOf(deps, clientId);
   const dcqlQuery = parseDcql(body.dcql_query);
@@ -216,6 +218,7 @@ export async function createVerifierRequest(
     expires_at: expiresAt,
     answered_at: null,
     first_read_at: null,
+    interaction_id: options.interactionId ?? null,
   };
   await deps.writes.insertRequest(row);
   const base = `${deps.config.publicUrl}/v1/verifier/requests/${id}`;

@@ -47,6 +47,22 @@ if (!show(data.status)) setTimeout(poll, 2000);
 })();`;
 
 /**
+ * The QR code of an openid4vp:// request as inline SVG (the pages' CSP allows no other image),
+ * labelled for screen readers; the verify page and the log-in page's wallet method show it.
+ */
+export async function requestQrSvg(authorizationRequest: string): Promise<string> {
+  const svg = await QRCode.toString(authorizationRequest, {
+    type: 'svg',
+    margin: 1,
+    errorCorrectionLevel: 'M',
+  });
+  return svg.replace(
+    '<svg ',
+    '<svg class="qr" role="img" aria-label="QR code of the request, for a wallet on another device" focusable="false" ',
+  );
+}
+
+/**
  * GET /verify/{id}: the page a tenant sends people to. A QR code for a wallet on another device,
  * an "Open your wallet" link for this one, and the state as it changes, announced politely.
  * No claim is ever shown here: the tenant reads the result through the API.
@@ -59,15 +75,7 @@ export async function renderVerifyPage(input: {
   dcApi: boolean;
 }): Promise<string> {
   const nonce = escapeHtml(input.cspNonce);
-  const svg = await QRCode.toString(input.authorizationRequest, {
-    type: 'svg',
-    margin: 1,
-    errorCorrectionLevel: 'M',
-  });
-  const qr = svg.replace(
-    '<svg ',
-    '<svg class="qr" role="img" aria-label="QR code of the request, for a wallet on another device" focusable="false" ',
-  );
+  const qr = await requestQrSvg(input.authorizationRequest);
   const ways = input.dcApi
     ? ''
     : `<div id="verify-ways"${FINAL.includes(input.status) ? ' hidden' : ''}>

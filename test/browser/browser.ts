@@ -56,8 +56,16 @@ export interface TestPage {
  * console error or warning (Chromium logs CSP refusals there too), every uncaught exception and
  * every `securitypolicyviolation` event is collected, so that `close()` can assert there were none.
  */
-export async function openPage(browser: Browser): Promise<TestPage> {
-  const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
+export async function openPage(
+  browser: Browser,
+  options: { trustTestTls?: boolean } = {},
+): Promise<TestPage> {
+  // trustTestTls: the server is behind a test TLS front (test/verifier/tls-front.ts) whose CA
+  // Chromium does not know, as wallets need https:// request and response URIs.
+  const context = await browser.newContext({
+    viewport: { width: 800, height: 900 },
+    ...(options.trustTestTls ? { ignoreHTTPSErrors: true } : {}),
+  });
   const problems: string[] = [];
   const expected: Array<{ path: string; status: number }> = [];
   await context.exposeFunction('__reportCspViolation', (text: string) => {
