@@ -79,6 +79,14 @@ export async function advanceVerifierRequest(
   return Number(result.numUpdatedRows) === 1;
 }
 
+export async function updateVerifierRequest(
+  db: Kysely<Database>,
+  id: string,
+  changes: Updateable<VerifierRequestsTable>,
+): Promise<void> {
+  await db.updateTable('verifier_requests').set(changes).where('id', '=', id).execute();
+}
+
 /** Drops the claims of results first read at or before `readBefore` (RESULT_RETENTION). */
 export async function dropReadClaims(db: Kysely<Database>, readBefore: string): Promise<number> {
   const result = await db
