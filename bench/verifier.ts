@@ -15,6 +15,7 @@ import path from 'node:path';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import {
   CompactEncrypt,
+  calculateJwkThumbprint,
   compactVerify,
   decodeProtectedHeader,
   exportJWK,
@@ -36,7 +37,9 @@ import {
 } from '../test/helpers/credential-factory.ts';
 import { makeIssuerIdentity } from '../test/helpers/issuers/issuer-ca.ts';
 import { createJwtVcIssuer } from '../test/helpers/issuers/jwt-vc-issuer.ts';
+import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../test/helpers/issuers/mdoc-issuer.ts';
 import { issueSdJwtVc, PID_VCT, sha256 } from '../test/helpers/issuers/sd-jwt-issuer.ts';
+import { deviceKey, presentMdoc, transcriptOf } from '../test/helpers/mdoc-device-response.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
 import { closedLoop, percentile } from './timing.ts';
 
@@ -58,12 +61,21 @@ interface Row {
 // biome-ignore lint/suspicious/noExplicitAny: request objects are arbitrary JSON
 type Json = any;
 
+/** What a wallet reads of a request to bind its presentation to it. */
+interface WalletView {
+  clientId: string;
+  nonce: string;
+  responseUri: string;
+  /** The thumbprint of the response encryption key (mdoc transcripts name it). */
+  thumbprint: Uint8Array;
+}
+
 /** What the wallet needs to answer one request: the query to ask and how to present. */
 interface Kind {
   format: string;
   query: Record<string, unknown>;
   trustedIssuers?: string[];
-  present(index: number, request: { clientId: string; nonce: string }): Promise<unknown>;
+  present(index: number, request: WalletView): Promise<unknown>;
 }
 
 function ed25519Holder() {
@@ -110,6 +122,36 @@ async function sdJwtKind(): Promise<Kind> {
         .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
         .sign(holder.keys.privateKey);
       return disclosed + kb;
+    },
+  };
+}
+
+async function mdocKind(): Promise<Kind> {
+  const identity = await makeIssuerIdentity('Bench mdoc Issuer');
+  const holders = await Promise.all(
+    Array.from({ length: CREDENTIALS }, async () => {
+      const device = deviceKey('P-256');
+      return { device, mdoc: await issueMdoc(identity, { deviceJwk: device.publicJwk }) };
+    }),
+  );
+  return {
+    format: 'mso_mdoc',
+    query: {
+      id: 'mdl',
+      format: 'mso_mdoc',
+      meta: { doctype_value: MDL_DOCTYPE },
+      claims: [{ path: [MDL_NAMESPACE, 'given_name'] }, { path: [MDL_NAMESPACE, 'family_name'] }],
+    },
+    trustedIssuers: [identity.ca.pem],
+    async present(index, request) {
+      const { device, mdoc } = holders[index % holders.length]!;
+      const transcript = transcriptOf({
+        clientId: request.clientId,
+        nonce: request.nonce,
+        thumbprint: request.thumbprint,
+        responseUri: request.responseUri,
+      });
+      return presentMdoc(mdoc, { disclose: ['given_name', 'family_name'], transcript, device });
     },
   };
 }
@@ -202,7 +244,7 @@ export async function runVerifierBenchmark(options: {
     await server.coffer('verifier', 'enable', '--client', String(created.client_id));
     await server.coffer('context', 'add', '--url', BENCH_CONTEXT_URL, '--file', contextFile);
     const api = { 'x-api-token': created.api_token, 'content-type': 'application/json' };
-    const kinds = [await ldpKind(), await sdJwtKind(), await jwtVcKind()];
+    const kinds = [await ldpKind(), await sdJwtKind(), await mdocKind(), await jwtVcKind()];
     let counter = 0;
 
     async function roundTrip(kind: Kind): Promise<void> {
@@ -228,11 +270,13 @@ export async function runVerifierBenchmark(options: {
       );
       const { payload } = await compactVerify(jwt, leaf.publicKey);
       const request = JSON.parse(new TextDecoder().decode(payload)) as Json;
+      const jwk = request.client_metadata.jwks.keys[0] as JWK;
       const presentation = await kind.present(counter++, {
         clientId: request.client_id,
         nonce: request.nonce,
+        responseUri: request.response_uri,
+        thumbprint: Buffer.from(await calculateJwkThumbprint(jwk, 'sha256'), 'base64url'),
       });
-      const jwk = request.client_metadata.jwks.keys[0] as JWK;
       const response = await new CompactEncrypt(
         new TextEncoder().encode(
           JSON.stringify({
