@@ -18,6 +18,7 @@ for (const kind of DATABASE_KINDS) {
     let world: VerifierWorld;
     let holder: Awaited<ReturnType<typeof generateKeyPair>>;
     let credential: string;
+    let otherToken: string;
 
     before(async () => {
       world = await startVerifierWorld(kind);
@@ -25,6 +26,7 @@ for (const kind of DATABASE_KINDS) {
       credential = await issueSdJwtVc(world.issuer, {
         holderJwk: (await exportJWK(holder.publicKey)) as JsonWebKey,
       });
+      otherToken = (await world.server.createMaster('Not a verifier')).token;
     });
     after(() => world.close());
 
@@ -55,6 +57,100 @@ for (const kind of DATABASE_KINDS) {
       };
     }
     const statusOf = async (id: string) => (await world.readResult(id)).body.data.status as string;
+    const respond = (id: string, body: string) =>
+      world.server.request('POST', `/v1/verifier/requests/${id}/response`, { headers: form, body });
+
+    test('creating a request: each refusal names the field at fault', async () => {
+      refused(
+        await world.server.request('POST', '/v1/verifier/requests', { body: { dcql_query: query } }),
+        401,
+        'unauthorized',
+      );
+      refused(
+        await world.server.request('POST', '/v1/verifier/requests', {
+          headers: api(otherToken),
+          body: { dcql_query: query },
+        }),
+        403,
+        'forbidden',
+      );
+      const mdocQuery = {
+        credentials: [
+          ...query.credentials,
+          { id: 'mdl', format: 'mso_mdoc', meta: { doctype_value: 'org.iso.18013.5.1.mDL' } },
+        ],
+      };
+      const cases: [Record<string, unknown>, string][] = [
+        [{}, '/body/dcql_query'],
+        [{ dcql_query: { credentials: [] } }, '/body/dcql_query'],
+        [{ dcql_query: { credentials: [{ id: 'a b', format: 'dc+sd-jwt', meta: {} }] } }, '/body/dcql_query'],
+        [{ dcql_query: query, extra: 1 }, '/body/extra'],
+        [{ dcql_query: query, response_mode: 'fragment' }, '/body/response_mode'],
+        [{ dcql_query: query, expires_in: 0 }, '/body/expires_in'],
+        [
+          {
+            dcql_query: query,
+            transaction_data: [{ type: 'urn:example:payment', credential_ids: ['nope'] }],
+          },
+          '/body/transaction_data/0/credential_ids',
+        ],
+        [
+          {
+            dcql_query: mdocQuery,
+            transaction_data: [{ type: 'urn:example:payment', credential_ids: ['mdl'] }],
+          },
+          '/body/transaction_data/0/credential_ids',
+        ],
+        [{ dcql_query: query, trusted_issuers: ['not a certificate'] }, '/body/trusted_issuers/0'],
+        [
+          {
+            dcql_query: query,
+            trusted_issuers: ['-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'],
+          },
+          '/body/trusted_issuers/0',
+        ],
+        [{ dcql_query: query, response_mode: 'dc_api' }, '/body/expected_origins'],
+        [
+          { dcql_query: query, response_mode: 'direct_post', expected_origins: ['https://shop.example'] },
+          '/body/expected_origins',
+        ],
+        [
+          { dcql_query: query, response_mode: 'dc_api', expected_origins: ['https://shop.example/page'] },
+          '/body/expected_origins/0',
+        ],
+        [
+          {
+            dcql_query: query,
+            response_mode: 'dc_api.jwt',
+            expected_origins: ['https://shop.example'],
+            redirect_uri: 'https://shop.example/done',
+          },
+          '/body/redirect_uri',
+        ],
+        [{ dcql_query: query, redirect_uri: 'http://shop.example/done' }, '/body/redirect_uri'],
+        [{ dcql_query: query, redirect_uri: 'not a url' }, '/body/redirect_uri'],
+        [{ dcql_query: query, callback_url: 'https://user:secret@shop.example/cb' }, '/body/callback_url'],
+      ];
+      for (const [body, path] of cases) {
+        refused(await world.createRequest(body), 400, 'invalid_request', path);
+      }
+      refused(
+        await world.server.request('POST', '/v1/verifier/requests', {
+          headers: { ...api(), 'content-type': 'application/json' },
+          body: `{"dcql_query":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}`,
+        }),
+        400,
+        'invalid_request',
+      );
+      refused(
+        await world.server.request('POST', '/v1/verifier/requests', {
+          headers: { ...api(), 'content-type': 'text/plain' },
+          body: 'dcql_query',
+        }),
+        415,
+        'unsupported_media_type',
+      );
+    });
 
     test('ids in paths: malformed ones (a NUL among them) are 400, unknown or foreign ones 404', async () => {
       const { id } = await open();
@@ -130,6 +226,97 @@ for (const kind of DATABASE_KINDS) {
         );
       }
       assert.equal(await statusOf(id), 'created', 'a refused fetch retrieves nothing');
+    });
+
+    test('the response: every refusal is a 400 and leaves the request open; a second answer is refused', async () => {
+      const plain = await open({ response_mode: 'direct_post' });
+      const request = await resolveRequest(plain.authorization_request!);
+      const state = request.payload.state as string;
+      for (const body of [
+        '',
+        `state=${state}`,
+        `vp_token=not-json&state=${state}`,
+        `vp_token=%7B%7D&state=wrong`,
+        `vp_token=%7B%7D`,
+        `vp_token=%7B%7D&state=${state}&state=${state}`,
+        `error=access_denied&state=wrong`,
+      ]) {
+        refused(await respond(plain.id, body), 400, 'invalid_request');
+      }
+      assert.equal(await statusOf(plain.id), 'retrieved');
+
+      const sealed = await open();
+      await resolveRequest(sealed.authorization_request!);
+      for (const body of [
+        `vp_token=%7B%7D&state=${state}`,
+        'response=',
+        'response=not-a-jwe',
+        'response=eyJhbGciOiJFQ0RILUVTIiwiZW5jIjoiQTEyOEdDTSJ9..AAAA.AAAA.AAAA',
+      ]) {
+        refused(await respond(sealed.id, body), 400, 'invalid_request');
+      }
+      assert.equal(await statusOf(sealed.id), 'retrieved');
+
+      assert.equal((await respond(plain.id, `error=access_denied&state=${state}`)).status, 200);
+      refused(await respond(plain.id, `error=access_denied&state=${state}`), 400, 'invalid_request');
+      assert.equal(await statusOf(plain.id), 'declined');
+
+      const brief = await open({ response_mode: 'direct_post', expires_in: 1 });
+      const briefRequest = await resolveRequest(brief.authorization_request!);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      refused(
+        await respond(brief.id, `error=access_denied&state=${briefRequest.payload.state}`),
+        400,
+        'invalid_request',
+      );
+      assert.equal(await statusOf(brief.id), 'expired');
+    });
+
+    test('DC API responses: wrong origin, wrong kind of request, another tenant, twice', async () => {
+      const origin = 'https://shop.example';
+      const post = (id: string, body: unknown, token = world.token) =>
+        world.server.request('POST', `/v1/verifier/requests/${id}/dc-api-response`, {
+          headers: api(token),
+          body,
+        });
+      const dcApi = await open({ response_mode: 'dc_api', expected_origins: [origin] });
+      refused(
+        await post(dcApi.id, { origin: 'https://evil.example', data: { error: 'access_denied' } }),
+        400,
+        'invalid_request',
+      );
+      refused(await post(dcApi.id, { origin, data: {} }), 400, 'invalid_request');
+      refused(await post(dcApi.id, { origin, data: { vp_token: 'not json' } }), 400, 'invalid_request');
+      refused(await post(dcApi.id, { origin, data: [] }), 400, 'invalid_request', '/body/data');
+      refused(await post(dcApi.id, { data: {} }), 400, 'invalid_request', '/body/origin');
+      refused(
+        await post(dcApi.id, { origin, data: { error: 'access_denied' } }, otherToken),
+        404,
+        'not_found',
+      );
+      assert.equal(await statusOf(dcApi.id), 'created');
+      assert.equal((await post(dcApi.id, { origin, data: { error: 'access_denied' } })).status, 200);
+      refused(await post(dcApi.id, { origin, data: { error: 'access_denied' } }), 400, 'invalid_request');
+
+      const sealed = await open({ response_mode: 'dc_api.jwt', expected_origins: [origin] });
+      refused(await post(sealed.id, { origin, data: { vp_token: '{}' } }), 400, 'invalid_request');
+      refused(await post(sealed.id, { origin, data: { response: 'x.y.z' } }), 400, 'invalid_request');
+      assert.equal(await statusOf(sealed.id), 'created');
+
+      const direct = await open();
+      refused(await post(direct.id, { origin, data: { error: 'access_denied' } }), 404, 'not_found');
+    });
+
+    test('a same-device result is read with its response_code only', async () => {
+      const { id, authorization_request } = await open({ redirect_uri: 'https://shop.example/done' });
+      const request = await resolveRequest(authorization_request!);
+      const answered = await answer(request, {}, { error: 'access_denied' });
+      assert.equal(answered.status, 200);
+      refused(await world.readResult(id), 400, 'invalid_request', '/querystring/response_code');
+      refused(await world.readResult(id, '?response_code=wrong'), 403, 'forbidden');
+      refused(await world.readResult(id, '?response_code='), 400, 'invalid_request');
+      refused(await world.readResult(id, '?response_code=a&response_code=b'), 400, 'invalid_request');
+      refused(await world.readResult(id, '?other=1'), 400, 'invalid_request');
     });
 
     // Found by the fuzz suite: query ids are any [A-Za-z0-9_-]+, and one that names a member of
