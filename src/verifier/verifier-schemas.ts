@@ -102,13 +102,22 @@ export const VerifierRequestCreated = Type.Object({
   }),
 });
 
-export const VerifierRequestParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+/**
+ * Request ids are base64url (verifier-requests.ts); anything else is refused before a query, and
+ * text PostgreSQL cannot hold (a NUL) never reaches it.
+ */
+export const VerifierRequestParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }),
+});
+
+/** Text that is stored as given: no control characters (PostgreSQL text cannot hold a NUL). */
+const STORABLE_TEXT = '^[^\\u0000-\\u001f\\u007f]+$';
 
 /** §5.10: what a wallet may POST to the request URI (form-encoded). */
 export const RequestObjectPost = Type.Object(
   {
     wallet_metadata: Type.Optional(Type.String({ maxLength: 16384 })),
-    wallet_nonce: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    wallet_nonce: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: STORABLE_TEXT })),
   },
   { additionalProperties: true },
 );

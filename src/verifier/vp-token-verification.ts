@@ -200,8 +200,10 @@ export async function verifyVpToken(vpToken: unknown, context: VpTokenContext): 
     };
   }
   const items = context.request.transactionData.map(decodeItem);
-  const credentials: Record<string, VerifiedCredentialResult[]> = {};
-  const byQuery: Record<string, VerifiedPresentation[]> = {};
+  // Keyed by query id, which DCQL lets be any [A-Za-z0-9_-]+ (`constructor`, `__proto__`,
+  // `toString`): without a prototype, such an id finds nothing inherited and is set as its own key.
+  const credentials: Record<string, VerifiedCredentialResult[]> = Object.create(null);
+  const byQuery: Record<string, VerifiedPresentation[]> = Object.create(null);
   let failure: VpTokenResult['failure'];
   for (const [queryId, list] of Object.entries(presentations)) {
     const query = dcqlQuery.credentials.find((credential) => credential.id === queryId);

@@ -1,20 +1,32 @@
 import assert from 'node:assert/strict';
+import type { JsonWebKey } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
+import {
+  CompactEncrypt,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  SignJWT,
+  UnsecuredJWT,
+} from 'jose';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { createKeyRing } from '../../src/keys/signing-keys.ts';
 import { type LoggedInUser, logInUser, registerPersonContext } from '../credentials/helpers.ts';
 import { createStockIssuer, personCredential } from '../credentials/stock-issuer.ts';
+import { coffer } from '../helpers/cli.ts';
 import { holderJwkOf } from '../helpers/issuers/holder.ts';
-import { makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
+import { type IssuerIdentity, makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
 import { createJwtVcIssuer } from '../helpers/issuers/jwt-vc-issuer.ts';
-import { issueMdoc } from '../helpers/issuers/mdoc-issuer.ts';
-import { issueSdJwtVc } from '../helpers/issuers/sd-jwt-issuer.ts';
+import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../helpers/issuers/mdoc-issuer.ts';
+import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { leaksInternals, startTestServer, type TestServer } from '../helpers/server.ts';
 import { type RelyingParty, registerRelyingParty } from '../oidc/flow-helpers.ts';
+import { presentSdJwt } from '../verifier/verifier-helpers.ts';
 
 /**
  * Hostile input (issue 7): random and malformed requests to every endpoint. Whatever arrives,
@@ -118,6 +130,127 @@ function formOf(body: unknown): string {
   return new URLSearchParams(entries.map(([k, v]): [string, string] => [k, text(v)])).toString();
 }
 
+/** JSON as base64url, as JOSE headers and payloads and transaction data items carry it. */
+const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+/**
+ * A wallet's answer names its request (nonce, state, encryption key), which exists only once the
+ * property runs; these stand in for those parts in the generated values, and `materialise` makes
+ * them for the request at hand.
+ */
+const OWN_STATE = Symbol('the request state');
+interface Edit {
+  cut: number | null;
+  flip: [number, string] | null;
+  disclosures: string[];
+}
+/** A genuine SD-JWT presentation bound to the request, then cut, flipped or given more disclosures. */
+class GenuinePresentation {
+  readonly edit: Edit;
+  constructor(edit: Edit) {
+    this.edit = edit;
+  }
+}
+/** A value sent as JSON text (the vp_token of a form). */
+class AsJsonText {
+  readonly value: unknown;
+  constructor(value: unknown) {
+    this.value = value;
+  }
+}
+/** Response parameters (or any text) encrypted to the request's own key, `kid` null for its own. */
+class EncryptedToRequest {
+  readonly parameters: unknown;
+  readonly enc: string;
+  readonly kid: string | null | undefined;
+  constructor(input: { parameters: unknown; enc: string; kid: string | null | undefined }) {
+    this.parameters = input.parameters;
+    this.enc = input.enc;
+    this.kid = input.kid;
+  }
+}
+interface AnswerContext {
+  state: string | undefined;
+  nonce: string;
+  /** The audience a presentation names: the client_id, or origin:… over the DC API. */
+  aud: string;
+  encryptionJwk: JWK | undefined;
+  credential: string;
+  holder: Awaited<ReturnType<typeof generateKeyPair>>;
+  /** The id the request's dc+sd-jwt query has in place of `pid` (keys of answers are renamed). */
+  pidAs: string;
+}
+
+async function materialise(value: unknown, context: AnswerContext): Promise<unknown> {
+  if (value === OWN_STATE) return context.state ?? '';
+  if (value instanceof AsJsonText) return JSON.stringify(await materialise(value.value, context)) ?? 'null';
+  if (value instanceof GenuinePresentation) {
+    const { cut, flip, disclosures } = value.edit;
+    let text = await presentSdJwt(context.credential, { given_name: true }, context.holder, {
+      aud: context.aud,
+      nonce: context.nonce,
+    });
+    if (disclosures.length) {
+      const parts = text.split('~');
+      const kb = parts.pop()!;
+      text = [...parts, ...disclosures.map((d) => encoded(['c2FsdA', 'given_name', d])), kb].join('~');
+    }
+    if (cut !== null) text = text.slice(0, cut % text.length);
+    if (flip && text.length) {
+      const at = flip[0] % text.length;
+      text = `${text.slice(0, at)}${flip[1]}${text.slice(at + 1)}`;
+    }
+    return text;
+  }
+  if (value instanceof EncryptedToRequest) {
+    if (!context.encryptionJwk) return 'no-key-to-encrypt-to';
+    const plaintext =
+      typeof value.parameters === 'string'
+        ? value.parameters
+        : (JSON.stringify(await materialise(value.parameters, context)) ?? 'null');
+    const kid = value.kid === null ? context.encryptionJwk.kid : value.kid;
+    return new CompactEncrypt(new TextEncoder().encode(plaintext))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc: value.enc, ...(kid === undefined ? {} : { kid }) })
+      .encrypt(await importJWK(context.encryptionJwk, 'ECDH-ES'));
+  }
+  if (Array.isArray(value)) return Promise.all(value.map((item) => materialise(item, context)));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      await Promise.all(
+        Object.entries(value).map(async ([k, v]) => [
+          k === 'pid' ? context.pidAs : k,
+          await materialise(v, context),
+        ]),
+      ),
+    );
+  }
+  return value;
+}
+
+/** What the verifier's fuzzed requests ask for: one query per format, any one of them enough. */
+const QUERY_IDS = ['pid', 'mdl', 'vc', 'ldp'] as const;
+const VERIFIER_QUERY = {
+  credentials: [
+    { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [PID_VCT] }, claims: [{ path: ['given_name'] }] },
+    {
+      id: 'mdl',
+      format: 'mso_mdoc',
+      meta: { doctype_value: MDL_DOCTYPE },
+      claims: [{ path: [MDL_NAMESPACE, 'given_name'] }],
+    },
+    { id: 'vc', format: 'jwt_vc_json', meta: { type_values: [['UniversityDegreeCredential']] } },
+    { id: 'ldp', format: 'ldp_vc', meta: { type_values: [['VerifiableCredential']] } },
+  ],
+  credential_sets: [{ options: [['pid'], ['mdl'], ['vc'], ['ldp']] }],
+};
+/** VERIFIER_QUERY with its dc+sd-jwt query named `id` (any DCQL id, JavaScript's own names among them). */
+const verifierQueryWith = (id: string) => ({
+  credentials: VERIFIER_QUERY.credentials.map((query) => (query.id === 'pid' ? { ...query, id } : query)),
+  credential_sets: [{ options: [[id], ['mdl'], ['vc'], ['ldp']] }],
+});
+const ORIGIN = 'https://shop.example';
+const OPEN_STATES = ['created', 'retrieved'];
+
 interface Probe {
   method: string;
   path: string;
@@ -134,6 +267,12 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
   let credentialId: string;
   let interactionPath: string;
   let forgedTokens: string[];
+  let otherToken: string;
+  let verifierIssuer: IssuerIdentity;
+  let holder: Awaited<ReturnType<typeof generateKeyPair>>;
+  let sdJwtCredential: string;
+  let otherGenuine: string[];
+  let verifierIds: { open: string; dcApi: string; sameDevice: string };
   let sent = 0;
 
   before(async () => {
@@ -141,7 +280,8 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       API_RATE_LIMIT: '0',
       TRANSACTION_DATA_TYPES: 'urn:example:payment',
     });
-    masterToken = (await server.createMaster('Fuzz master')).token;
+    const master = await server.createMaster('Fuzz master');
+    masterToken = master.token;
     const sub = await server.request('POST', '/v1/sub_client', {
       headers: { 'x-api-token': masterToken },
       body: {
@@ -231,10 +371,112 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       `${user.accessToken.slice(0, -4)}AAAA`,
       `${user.accessToken}.extra`,
     ];
+
+    // The verifier: the master client made one with the real CLI, as an operator does, and an
+    // issuer its requests trust, so that a genuine presentation reaches every check.
+    const enabled = await coffer(server, 'verifier', 'enable', '--client', String(master.clientId), '--json');
+    assert.equal(enabled.code, 0, enabled.stderr);
+    otherToken = (await server.createMaster('Not a verifier')).token;
+    verifierIssuer = await makeIssuerIdentity('Fuzz Issuer');
+    holder = await generateKeyPair('ES256', { extractable: true });
+    const holderJwk = (await exportJWK(holder.publicKey)) as JsonWebKey;
+    sdJwtCredential = await issueSdJwtVc(verifierIssuer, { holderJwk });
+    otherGenuine = [
+      await issueMdoc(verifierIssuer, { deviceJwk: holderJwk }),
+      await (await createJwtVcIssuer()).issue({ subject: user.did }),
+    ];
+    const sameDevice = await openVerifierRequest({
+      response_mode: 'direct_post',
+      redirect_uri: `${ORIGIN}/done`,
+    });
+    verifierIds = {
+      open: (await openVerifierRequest({ response_mode: 'direct_post' })).id,
+      dcApi: (await openVerifierRequest({ response_mode: 'dc_api.jwt', expected_origins: [ORIGIN] })).id,
+      sameDevice: sameDevice.id,
+    };
+    // The same-device request answered, so that reading it needs its response_code.
+    const declined = await fetch(`${server.url}/v1/verifier/requests/${sameDevice.id}/response`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ error: 'access_denied', state: sameDevice.context.state! }).toString(),
+    });
+    assert.equal(declined.status, 200, await declined.text());
   });
   after(() => server.close());
 
+  /**
+   * A fresh open request of the fuzz verifier (a well-formed answer settles one), with what its
+   * wallet would read from the signed request object: nonce, state, audience, encryption key.
+   */
+  async function openVerifierRequest(
+    body: Record<string, unknown>,
+  ): Promise<{ id: string; context: AnswerContext }> {
+    const { pidAs = 'pid', ...rest } = body as { pidAs?: string };
+    const made = await server.request('POST', '/v1/verifier/requests', {
+      headers: { 'x-api-token': masterToken },
+      body: {
+        dcql_query: verifierQueryWith(pidAs),
+        trusted_issuers: [verifierIssuer.ca.pem],
+        check_status: false,
+        ...rest,
+      },
+    });
+    assert.equal(made.status, 201, made.text);
+    const data = made.body.data;
+    const jwt = data.dc_api_request
+      ? (data.dc_api_request.data.request as string)
+      : await (await fetch(`${server.url}/v1/verifier/requests/${data.id}/request-object`)).text();
+    const claims = decodeJwt(jwt) as Record<string, unknown> & {
+      nonce: string;
+      client_id: string;
+      state?: string;
+      client_metadata: { jwks?: { keys: JWK[] } };
+    };
+    return {
+      id: data.id,
+      context: {
+        state: claims.state,
+        nonce: claims.nonce,
+        aud: data.dc_api_request ? `origin:${ORIGIN}` : claims.client_id,
+        encryptionJwk: claims.client_metadata.jwks?.keys[0],
+        credential: sdJwtCredential,
+        holder,
+        pidAs,
+      },
+    };
+  }
+
+  /** The request's status as its tenant reads it (with the response_code of a same-device answer). */
+  async function verifierStatusOf(id: string, answered?: { redirect_uri?: string }): Promise<string> {
+    const code = answered?.redirect_uri
+      ? new URLSearchParams(new URL(answered.redirect_uri).hash.slice(1)).get('response_code')
+      : null;
+    const read = await exchange({
+      method: 'GET',
+      path: `/v1/verifier/requests/${id}${code ? `?response_code=${encodeURIComponent(code)}` : ''}`,
+      headers: api(),
+    });
+    assert.equal(read.status, 200, read.text);
+    return JSON.parse(read.text).data.status;
+  }
+
+  /** An answer taken settles its request for good; one refused leaves it open (nothing lost). */
+  async function assertSettledOrOpen(id: string, answered: { status: number; text: string }) {
+    const body = answered.status === 200 && answered.text ? JSON.parse(answered.text) : undefined;
+    const status = await verifierStatusOf(id, body);
+    if (answered.status === 200) {
+      assert.ok(!OPEN_STATES.includes(status), `answered with 200 but still ${status}`);
+    } else {
+      assert.ok(OPEN_STATES.includes(status), `refused with ${answered.status} but now ${status}`);
+    }
+  }
+
   async function send(probe: Probe): Promise<void> {
+    await exchange(probe);
+  }
+
+  /** `send`, with the status and body for properties that go on from the answer. */
+  async function exchange(probe: Probe): Promise<{ status: number; text: string }> {
     sent++;
     const response = await fetch(server.url + probe.path, {
       method: probe.method,
@@ -247,7 +489,8 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       );
     });
     const text = await response.text();
-    const where = `${probe.method} ${probe.path.slice(0, 200)} → ${response.status}: ${text.slice(0, 300)}`;
+    const sentBody = probe.body === undefined ? '' : ` [${probe.body.slice(0, 300)}]`;
+    const where = `${probe.method} ${probe.path.slice(0, 200)}${sentBody} → ${response.status}: ${text.slice(0, 300)}`;
     assert.ok(response.status < 500, where);
     assert.equal(leaksInternals(text), false, where);
     const type = response.headers.get('content-type') ?? '';
@@ -256,6 +499,7 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       assert.equal(typeof body.error, 'string', where);
       assert.equal(typeof body.error_description, 'string', where);
     }
+    return { status: response.status, text };
   }
 
   const json = (token: Record<string, string>) => ({ 'content-type': 'application/json', ...token });
@@ -587,7 +831,6 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
     // Signed request shapes of every verifier identity: headers (x5c, jwt, kid) and claims
     // (transaction_data among them) arbitrary, signatures garbage; none may get past a check.
-    const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const header = fc.record(
       {
         typ: fc.oneof(fc.constant('oauth-authz-req+jwt'), nasty),
@@ -887,6 +1130,642 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
+  /** Presentations: a genuine one edited, and each shape a format's parser meets (issue #30). */
+  function verifierArbitraries() {
+    const jwtShaped = fc
+      .tuple(fc.jsonValue({ maxDepth: 2 }), fc.jsonValue({ maxDepth: 3 }), fc.base64String({ maxLength: 40 }))
+      .map(([h, p, signature]) => `${encoded(h)}.${encoded(p)}.${signature}`);
+    const presented: fc.Arbitrary<unknown> = fc.oneof(
+      // As made: the answer is verified, so the paths that keep and read claims run too.
+      {
+        weight: 2,
+        arbitrary: fc.constant(new GenuinePresentation({ cut: null, flip: null, disclosures: [] })),
+      },
+      {
+        weight: 3,
+        arbitrary: fc
+          .record({
+            cut: fc.option(fc.nat()),
+            flip: fc.option(fc.tuple(fc.nat(), fc.constantFrom('A', '~', '.', '_', '-', '='))),
+            disclosures: fc.array(nasty, { maxLength: 3 }),
+          })
+          .map((edit) => new GenuinePresentation(edit)),
+      },
+      // An SD-JWT of any header and payload, with disclosures of anything and a key binding JWT or none.
+      fc
+        .tuple(jwtShaped, fc.array(nastyValue, { maxLength: 3 }), fc.option(jwtShaped))
+        .map(
+          ([jwt, disclosures, kb]) =>
+            `${jwt}~${disclosures.map((d) => encoded(['c2FsdA', 'k', d])).join('~')}~${kb ?? ''}`,
+        ),
+      jwtShaped,
+      // The other formats' genuine credentials (not presentations), cut anywhere; and bytes.
+      fc
+        .tuple(fc.constantFrom(...otherGenuine), fc.nat())
+        .map(([value, at]) => value.slice(0, at % (value.length + 1))),
+      fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes).toString('base64url')),
+      fc.record(
+        {
+          '@context': fc.oneof(fc.constant(['https://www.w3.org/ns/credentials/v2']), nastyValue),
+          type: fc.oneof(fc.constant(['VerifiablePresentation']), nastyValue),
+          verifiableCredential: nastyValue,
+          proof: fc.oneof(
+            fc.record(
+              {
+                type: fc.constant('DataIntegrityProof'),
+                cryptosuite: fc.oneof(fc.constantFrom('bbs-2023', 'eddsa-rdfc-2022'), nasty),
+                proofPurpose: fc.oneof(fc.constant('authentication'), nasty),
+                challenge: nasty,
+                domain: nasty,
+                verificationMethod: nasty,
+                proofValue: nasty,
+              },
+              { requiredKeys: [] },
+            ),
+            nastyValue,
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+      nastyValue,
+    );
+    /** vp_token (§8.1): an object of query ids, each an array of presentations; or anything. */
+    const vpToken: fc.Arbitrary<unknown> = fc.oneof(
+      { weight: 2, arbitrary: fc.record({ pid: fc.array(presented, { minLength: 1, maxLength: 2 }) }) },
+      {
+        weight: 5,
+        arbitrary: fc.dictionary(
+          fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...QUERY_IDS) }, nasty),
+          fc.oneof({ weight: 4, arbitrary: fc.array(presented, { minLength: 1, maxLength: 3 }) }, nastyValue),
+          { minKeys: 1, maxKeys: 3 },
+        ),
+      },
+      nastyValue,
+    );
+    /** A vp_token as a form carries it: JSON text, text that is not JSON, or JSON nested deep. */
+    const vpTokenText = fc.oneof(
+      { weight: 6, arbitrary: vpToken.map((value) => new AsJsonText(value)) },
+      nasty,
+      fc
+        .tuple(fc.constantFrom(...QUERY_IDS), fc.integer({ min: 100, max: 5000 }), fc.boolean())
+        .map(
+          ([id, depth, arrays]) =>
+            `{"${id}":[${arrays ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`}]}`,
+        ),
+      // An ldp_vc presentation of the right shape whose credential's subject nests deep, for
+      // JSON-LD to expand (a form's vp_token is not held to the JSON bodies' depth limit).
+      fc
+        .integer({ min: 50, max: 3000 })
+        .map(
+          (depth) =>
+            `{"ldp":[{"@context":["https://www.w3.org/ns/credentials/v2"],"type":["VerifiablePresentation"],"verifiableCredential":[{"@context":["https://www.w3.org/ns/credentials/v2"],"type":["VerifiableCredential"],"issuer":"did:example:issuer","credentialSubject":${'{"n":'.repeat(depth)}1${'}'.repeat(depth)},"proof":{"type":"DataIntegrityProof"}}]}]}`,
+        ),
+    );
+    const state = fc.oneof({ weight: 5, arbitrary: fc.constant(OWN_STATE) }, nasty);
+    /** An error response (§8.5) now and then; most answers carry a vp_token only. */
+    const maybeError = fc.oneof(
+      { weight: 6, arbitrary: fc.constant({}) },
+      fc.record(
+        {
+          error: fc.oneof(fc.constantFrom('access_denied', 'invalid_request'), nasty),
+          error_description: nasty,
+        },
+        { requiredKeys: ['error'] },
+      ),
+    );
+    const parameters = fc
+      .tuple(fc.record({ vp_token: vpToken, state }, { requiredKeys: ['vp_token'] }), maybeError)
+      .map(([answer, error]) => ({ ...answer, ...error }));
+    const encrypted = fc
+      .record({
+        parameters: fc.oneof(
+          { weight: 6, arbitrary: parameters },
+          fc.jsonValue({ maxDepth: 3 }),
+          nasty, // plaintext that is not JSON
+        ),
+        enc: fc.constantFrom('A128GCM', 'A256GCM', 'A192GCM'),
+        kid: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, fc.constant(undefined), nasty),
+      })
+      .map((input) => new EncryptedToRequest(input));
+    /** Compact JWE shapes: any header (ECDH-ES or not, an epk or garbage), random parts. */
+    const jweShaped = fc
+      .tuple(
+        fc.record(
+          {
+            alg: fc.oneof(fc.constantFrom('ECDH-ES', 'ECDH-ES+A128KW', 'dir', 'RSA-OAEP'), nasty),
+            enc: fc.oneof(fc.constantFrom('A128GCM', 'A256GCM'), nasty),
+            epk: fc.oneof(
+              fc.record({
+                kty: fc.oneof(fc.constant('EC'), nasty),
+                crv: fc.oneof(fc.constantFrom('P-256', 'P-384', 'X25519'), nasty),
+                x: fc
+                  .uint8Array({ minLength: 32, maxLength: 32 })
+                  .map((b) => Buffer.from(b).toString('base64url')),
+                y: fc
+                  .uint8Array({ minLength: 32, maxLength: 32 })
+                  .map((b) => Buffer.from(b).toString('base64url')),
+              }),
+              nastyValue,
+            ),
+            kid: nasty,
+            zip: fc.constant('DEF'),
+          },
+          { requiredKeys: ['alg', 'enc'] },
+        ),
+        fc.array(fc.uint8Array({ maxLength: 64 }), { minLength: 4, maxLength: 4 }),
+      )
+      .map(([header, parts]) =>
+        [encoded(header), ...parts.map((part) => Buffer.from(part).toString('base64url'))].join('.'),
+      );
+    /** The dc+sd-jwt query's id: `pid`, or any id DCQL allows (`constructor`, `__proto__`, …). */
+    const pidAs = fc.oneof(
+      { weight: 3, arbitrary: fc.constant('pid') },
+      nasty.filter((id) => /^[A-Za-z0-9_-]+$/.test(id) && !QUERY_IDS.includes(id as never)),
+      fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'length'),
+    );
+    return { presented, vpToken, vpTokenText, state, maybeError, encrypted, jweShaped, pidAs };
+  }
+
+  test('the verifier API: creating requests (DCQL, transaction data, trust, origins)', async () => {
+    const validRequest = {
+      dcql_query: VERIFIER_QUERY,
+      response_mode: 'direct_post',
+      client_id_prefix: 'x509_hash',
+      transaction_data: [
+        { type: 'urn:example:payment', credential_ids: ['pid'], transaction_data_hashes_alg: ['sha-256'] },
+      ],
+      trusted_issuers: [verifierIssuer.ca.pem, 'did:web:issuer.example'],
+      redirect_uri: `${ORIGIN}/done`,
+      check_status: false,
+      expires_in: 60,
+    };
+    const pem = verifierIssuer.ca.pem;
+    const queryId = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...QUERY_IDS) }, nasty);
+    // Structurally valid DCQL (OpenID4VP §6) with hostile strings in every place a string goes.
+    const claimQuery = fc.record(
+      {
+        id: fc.oneof(fc.constantFrom('a', 'b'), nasty),
+        path: fc.array(fc.oneof(nasty, fc.nat({ max: 5 }), fc.constant(null)), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        values: fc.array(fc.oneof(nasty, fc.integer(), fc.boolean()), { minLength: 1, maxLength: 3 }),
+        intent_to_retain: fc.oneof(fc.boolean(), nastyValue),
+      },
+      { requiredKeys: ['path'] },
+    );
+    const credentialQuery = fc.record(
+      {
+        id: queryId,
+        format: fc.oneof(fc.constantFrom('dc+sd-jwt', 'mso_mdoc', 'jwt_vc_json', 'ldp_vc'), nasty),
+        meta: fc.oneof(
+          fc.record({ vct_values: fc.array(nasty, { maxLength: 3 }) }),
+          fc.record({ doctype_value: nasty }),
+          fc.record({ type_values: fc.array(fc.array(nasty, { maxLength: 3 }), { maxLength: 3 }) }),
+          nastyValue,
+        ),
+        claims: fc.array(claimQuery, { minLength: 1, maxLength: 4 }),
+        claim_sets: fc.array(fc.array(nasty, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }),
+        multiple: fc.oneof(fc.boolean(), nastyValue),
+        require_cryptographic_holder_binding: fc.oneof(fc.boolean(), nastyValue),
+        trusted_authorities: fc.array(
+          fc.record({
+            type: fc.oneof(fc.constantFrom('aki', 'etsi_tl', 'openid_federation'), nasty),
+            values: fc.array(nasty, { minLength: 1, maxLength: 3 }),
+          }),
+          { maxLength: 2 },
+        ),
+      },
+      { requiredKeys: ['id', 'format', 'meta'] },
+    );
+    const dcqlQuery = fc.record(
+      {
+        credentials: fc.array(credentialQuery, { minLength: 1, maxLength: 3 }),
+        credential_sets: fc.array(
+          fc.record(
+            {
+              options: fc.array(fc.array(queryId, { minLength: 1, maxLength: 3 }), {
+                minLength: 1,
+                maxLength: 3,
+              }),
+              required: fc.oneof(fc.boolean(), nastyValue),
+            },
+            { requiredKeys: ['options'] },
+          ),
+          { minLength: 1, maxLength: 2 },
+        ),
+      },
+      { requiredKeys: ['credentials'] },
+    );
+    const transactionItem = fc
+      .tuple(
+        fc.record(
+          {
+            type: fc.oneof(fc.constant('urn:example:payment'), nasty),
+            credential_ids: fc.oneof(fc.array(queryId, { minLength: 1, maxLength: 3 }), nastyValue),
+            transaction_data_hashes_alg: fc.oneof(
+              fc.array(fc.oneof(fc.constantFrom('sha-256', 'sha-512'), nasty), { maxLength: 3 }),
+              nastyValue,
+            ),
+          },
+          { requiredKeys: ['type', 'credential_ids'] },
+        ),
+        fc.option(fc.tuple(nasty, nastyValue)),
+      )
+      .map(([item, extra]) => (extra ? { ...item, [extra[0]]: extra[1] } : item));
+    const trustedIssuer = fc.oneof(
+      nasty,
+      nasty.map((text) => `did:${text}`),
+      fc
+        .base64String({ maxLength: 400 })
+        .map((b) => `-----BEGIN CERTIFICATE-----\n${b}\n-----END CERTIFICATE-----`),
+      fc.constant(pem),
+      fc.nat().map((at) => pem.slice(0, at % pem.length)),
+      nasty.map((text) => `${pem}${text}`),
+      fc.tuple(fc.nat(), fc.constantFrom('A', '-', '\n', '=')).map(([at, c]) => {
+        const i = 28 + (at % (pem.length - 56));
+        return `${pem.slice(0, i)}${c}${pem.slice(i + 1)}`;
+      }),
+    );
+    const origin = fc.oneof(
+      fc.constant(ORIGIN),
+      nasty,
+      nasty.map((text) => `https://${text}`),
+      fc.constantFrom(
+        `${ORIGIN}/`,
+        `${ORIGIN}:443`,
+        'http://shop.example',
+        'null',
+        'https://[::1]',
+        'https://xn--ls8h.example',
+        'https://SHOP.example',
+      ),
+    );
+    const target = fc.oneof(
+      fc.constantFrom(
+        `${ORIGIN}/done`,
+        'https://127.0.0.1:1/cb',
+        'http://shop.example/cb',
+        'https://user:pw@shop.example',
+      ),
+      nasty,
+    );
+    const body = fc.oneof(
+      mutated(validRequest),
+      mutated(VERIFIER_QUERY.credentials[0]!).map((query) => ({
+        ...validRequest,
+        dcql_query: { credentials: [query] },
+      })),
+      fc
+        .record({ dcql_query: dcqlQuery, response_mode: fc.constantFrom('direct_post', 'dc_api.jwt') })
+        .map((b) => (b.response_mode === 'dc_api.jwt' ? { ...b, expected_origins: [ORIGIN] } : b)),
+      fc.record({
+        dcql_query: fc.constant(VERIFIER_QUERY),
+        transaction_data: fc.oneof(fc.array(transactionItem, { minLength: 1, maxLength: 3 }), nastyValue),
+      }),
+      fc.record({
+        dcql_query: fc.constant(VERIFIER_QUERY),
+        trusted_issuers: fc.oneof(fc.array(trustedIssuer, { minLength: 1, maxLength: 3 }), nastyValue),
+      }),
+      fc.record(
+        {
+          dcql_query: fc.constant(VERIFIER_QUERY),
+          response_mode: fc.oneof(fc.constantFrom('dc_api', 'dc_api.jwt', 'direct_post'), nasty),
+          expected_origins: fc.oneof(fc.array(origin, { minLength: 1, maxLength: 3 }), nastyValue),
+          redirect_uri: target,
+        },
+        { requiredKeys: ['dcql_query', 'response_mode'] },
+      ),
+      fc.record(
+        {
+          dcql_query: fc.constant(VERIFIER_QUERY),
+          client_id_prefix: fc.oneof(fc.constantFrom('x509_san_dns', 'x509_hash'), nasty),
+          redirect_uri: target,
+          callback_url: target,
+          expires_in: fc.oneof(fc.integer({ min: -5, max: 4000 }), nastyValue),
+          check_status: fc.oneof(fc.boolean(), nastyValue),
+        },
+        { requiredKeys: ['dcql_query'] },
+      ),
+    );
+    await check(
+      fc.asyncProperty(
+        body,
+        fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, fc.constant(false)),
+        async (request, asVerifier) => {
+          const made = await exchange({
+            method: 'POST',
+            path: '/v1/verifier/requests',
+            headers: json({ 'x-api-token': asVerifier ? masterToken : otherToken }),
+            body: JSON.stringify(request),
+          });
+          if (made.status !== 201) return;
+          // What was made is served: the request object, the page and the tenant's read.
+          const { id } = JSON.parse(made.text).data;
+          await send({ method: 'GET', path: `/v1/verifier/requests/${id}/request-object` });
+          await send({ method: 'GET', path: `/verify/${id}`, headers: { accept: 'text/html' } });
+          assert.ok(OPEN_STATES.includes(await verifierStatusOf(id)));
+        },
+      ),
+      runs(600),
+    );
+  });
+
+  test('the verifier: hostile ids in every path, and the result read with any query', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    // Nothing here may settle a request: every answer below is one the request must refuse.
+    const endpoints = (id: string, token: string): Probe[] => [
+      { method: 'GET', path: `/v1/verifier/requests/${id}`, headers: { 'x-api-token': token } },
+      {
+        method: 'POST',
+        path: `/v1/verifier/requests/${id}/dc-api-response`,
+        headers: json({ 'x-api-token': token }),
+        body: JSON.stringify({ origin: ORIGIN, data: { vp_token: 'not json' } }),
+      },
+      { method: 'GET', path: `/v1/verifier/requests/${id}/request-object` },
+      {
+        method: 'POST',
+        path: `/v1/verifier/requests/${id}/request-object`,
+        headers: form,
+        body: 'wallet_nonce=n',
+      },
+      {
+        method: 'POST',
+        path: `/v1/verifier/requests/${id}/response`,
+        headers: form,
+        body: 'error=access_denied&state=not-the-state',
+      },
+      { method: 'GET', path: `/verify/${id}`, headers: { accept: 'text/html' } },
+      { method: 'GET', path: `/verify/${id}`, headers: { accept: 'application/json' } },
+    ];
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          nasty.map((id) => encodeURIComponent(id.toWellFormed())),
+          fc.constantFrom(
+            verifierIds.open,
+            verifierIds.dcApi,
+            verifierIds.sameDevice,
+            'a'.repeat(64),
+            'a'.repeat(65),
+            '%',
+            '%zz',
+            '..',
+            '%2e%2e',
+            '%2F',
+            '%00',
+            '%C0%80',
+            '%ED%A0%80',
+          ),
+        ),
+        fc.oneof(
+          { weight: 4, arbitrary: fc.constant(masterToken) },
+          fc.constant(otherToken),
+          nasty.map(asHeader),
+        ),
+        fc.nat(6),
+        async (id, token, endpoint) => send(endpoints(id, token)[endpoint]!),
+      ),
+      runs(700),
+    );
+    assert.ok(OPEN_STATES.includes(await verifierStatusOf(verifierIds.open)));
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(verifierIds.sameDevice, verifierIds.open, verifierIds.dcApi),
+        fc.dictionary(nasty, nasty, { maxKeys: 3 }),
+        fc.option(fc.oneof(nasty, fc.array(nasty, { minLength: 2, maxLength: 3 }))),
+        async (id, query, code) => {
+          const params = new URLSearchParams(query);
+          for (const value of code === null ? [] : Array.isArray(code) ? code : [code]) {
+            params.append('response_code', value);
+          }
+          await send({ method: 'GET', path: `/v1/verifier/requests/${id}?${params}`, headers: api() });
+        },
+      ),
+      runs(200),
+    );
+  });
+
+  test("the verifier's wallet-facing endpoints: request-object POST and answers to open requests", async () => {
+    const { vpToken, vpTokenText, state, maybeError, encrypted, jweShaped, pidAs } = verifierArbitraries();
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const post = async (id: string, parameters: Record<string, unknown>, asForm = true) =>
+      exchange({
+        method: 'POST',
+        path: `/v1/verifier/requests/${id}/response`,
+        headers: asForm ? form : json({}),
+        body: asForm ? formOf(parameters) : JSON.stringify(parameters),
+      });
+
+    // The fuzz reaches verification: a genuine answer to each mode is verified.
+    const genuine = { pid: [new GenuinePresentation({ cut: null, flip: null, disclosures: [] })] };
+    const plain = await openVerifierRequest({ response_mode: 'direct_post' });
+    const answered = await post(plain.id, {
+      vp_token: await materialise(new AsJsonText(genuine), plain.context),
+      state: plain.context.state,
+    });
+    assert.equal(answered.status, 200, answered.text);
+    assert.equal(await verifierStatusOf(plain.id), 'verified');
+    const sealed = await openVerifierRequest({ response_mode: 'direct_post.jwt' });
+    const response = await materialise(
+      new EncryptedToRequest({
+        parameters: { vp_token: genuine, state: OWN_STATE },
+        enc: 'A128GCM',
+        kid: null,
+      }),
+      sealed.context,
+    );
+    assert.equal((await post(sealed.id, { response })).status, 200);
+    assert.equal(await verifierStatusOf(sealed.id), 'verified');
+
+    // §5.10: whatever a wallet POSTs for the request object; on a fresh request now and then,
+    // since only the first fetch keeps the wallet_nonce.
+    const walletMetadata = fc.oneof(
+      fc
+        .record(
+          {
+            issuer: fc.oneof(fc.constant('https://wallet.example'), nastyValue),
+            authorization_encryption_enc_values_supported: fc.oneof(
+              fc.array(fc.oneof(fc.constantFrom('A128GCM', 'A256GCM'), nasty), { maxLength: 3 }),
+              nastyValue,
+            ),
+            vp_formats_supported: nastyValue,
+            client_id_prefixes_supported: nastyValue,
+          },
+          { requiredKeys: [] },
+        )
+        .map((value) => JSON.stringify(value)),
+      fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value)),
+      nasty,
+    );
+    await check(
+      fc.asyncProperty(
+        fc.record(
+          { wallet_metadata: walletMetadata, wallet_nonce: nasty, [`x`]: nastyValue },
+          { requiredKeys: [] },
+        ),
+        fc.boolean(),
+        fc.constantFrom('open', 'fresh', 'dcApi'),
+        async (body, asForm, which) => {
+          const id =
+            which === 'fresh'
+              ? (await openVerifierRequest({ response_mode: 'direct_post.jwt' })).id
+              : verifierIds[which === 'open' ? 'open' : 'dcApi'];
+          const fetched = await exchange({
+            method: 'POST',
+            path: `/v1/verifier/requests/${id}/request-object`,
+            headers: asForm ? form : json({}),
+            body: asForm ? formOf(body) : JSON.stringify(body),
+          });
+          if (fetched.status === 200) {
+            assert.equal(fetched.text.split('.').length, 3, 'a compact JWS');
+            assert.ok(OPEN_STATES.includes(await verifierStatusOf(id)));
+          }
+        },
+      ),
+      runs(250),
+    );
+
+    // direct_post (§8.2): vp_token and state as form fields, the state the request's own mostly,
+    // so the answer reaches verification; each on a fresh request, since a readable one settles it.
+    await check(
+      fc.asyncProperty(
+        fc
+          .tuple(
+            fc.record(
+              { vp_token: vpTokenText, state, extra: fc.dictionary(nasty, nasty, { maxKeys: 2 }) },
+              { requiredKeys: ['vp_token', 'state'] },
+            ),
+            maybeError,
+          )
+          .map(([{ extra, ...answer }, error]) => ({ ...extra, ...answer, ...error })),
+        pidAs,
+        fc.boolean(),
+        fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, fc.constant(false)),
+        async (parameters, queryId, sameDevice, asForm) => {
+          const { id, context } = await openVerifierRequest({
+            response_mode: 'direct_post',
+            pidAs: queryId,
+            ...(sameDevice ? { redirect_uri: `${ORIGIN}/done` } : {}),
+          });
+          const answer = await post(
+            id,
+            (await materialise(parameters, context)) as Record<string, unknown>,
+            asForm,
+          );
+          await assertSettledOrOpen(id, answer);
+        },
+      ),
+      runs(400),
+    );
+
+    // direct_post.jwt (§8.3): a response encrypted to the request's key with any parameters, or
+    // compact-JWE-shaped garbage, or any text; an unencrypted error or vp_token now and then.
+    await check(
+      fc.asyncProperty(
+        fc
+          .tuple(
+            fc.record({ response: fc.oneof({ weight: 5, arbitrary: encrypted }, jweShaped, nasty) }),
+            fc.oneof(
+              { weight: 6, arbitrary: fc.constant({}) },
+              fc.record({ vp_token: vpToken.map((v) => new AsJsonText(v)), state }, { requiredKeys: [] }),
+              maybeError.map((error) => ({ ...error, state: OWN_STATE })),
+            ),
+          )
+          .map(([answer, extra]) => ({ ...extra, ...answer })),
+        pidAs,
+        async (parameters, queryId) => {
+          const { id, context } = await openVerifierRequest({
+            response_mode: 'direct_post.jwt',
+            pidAs: queryId,
+          });
+          const answer = await post(id, (await materialise(parameters, context)) as Record<string, unknown>);
+          await assertSettledOrOpen(id, answer);
+        },
+      ),
+      runs(300),
+    );
+  });
+
+  test('the verifier: Digital Credentials API responses (dc_api, dc_api.jwt)', async () => {
+    const { vpToken, encrypted, jweShaped, maybeError, pidAs } = verifierArbitraries();
+    const genuine = { pid: [new GenuinePresentation({ cut: null, flip: null, disclosures: [] })] };
+    const sealed = await openVerifierRequest({ response_mode: 'dc_api.jwt', expected_origins: [ORIGIN] });
+    const verified = await exchange({
+      method: 'POST',
+      path: `/v1/verifier/requests/${sealed.id}/dc-api-response`,
+      headers: api(),
+      body: JSON.stringify({
+        origin: ORIGIN,
+        data: {
+          response: await materialise(
+            new EncryptedToRequest({ parameters: { vp_token: genuine }, enc: 'A128GCM', kid: null }),
+            sealed.context,
+          ),
+        },
+      }),
+    });
+    assert.equal(verified.status, 200, verified.text);
+    assert.equal(JSON.parse(verified.text).data.status, 'verified');
+
+    const data = fc.oneof(
+      {
+        weight: 5,
+        arbitrary: fc
+          .tuple(
+            fc.record(
+              {
+                vp_token: fc.oneof(
+                  vpToken,
+                  vpToken.map((v) => new AsJsonText(v)),
+                ),
+                response: fc.oneof({ weight: 3, arbitrary: encrypted }, jweShaped, nasty),
+              },
+              { requiredKeys: [] },
+            ),
+            maybeError,
+          )
+          .map(([answer, error]) => ({ ...answer, ...error })),
+      },
+      nastyValue,
+    );
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          {
+            weight: 5,
+            arbitrary: fc.record({
+              origin: fc.oneof({ weight: 4, arbitrary: fc.constant(ORIGIN) }, nasty),
+              data,
+            }),
+          },
+          mutated({ origin: ORIGIN, data: {} }),
+        ),
+        fc.constantFrom('dc_api', 'dc_api.jwt'),
+        pidAs,
+        fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, fc.constant(false)),
+        async (body, mode, queryId, asVerifier) => {
+          const { id, context } = await openVerifierRequest({
+            response_mode: mode,
+            expected_origins: [ORIGIN],
+            pidAs: queryId,
+          });
+          const answer = await exchange({
+            method: 'POST',
+            path: `/v1/verifier/requests/${id}/dc-api-response`,
+            headers: json({ 'x-api-token': asVerifier ? masterToken : otherToken }),
+            body: JSON.stringify(await materialise(body, context)),
+          });
+          const status =
+            answer.status === 200 ? JSON.parse(answer.text).data.status : await verifierStatusOf(id);
+          if (answer.status === 200) assert.ok(!OPEN_STATES.includes(status), `200 but still ${status}`);
+          else assert.ok(OPEN_STATES.includes(status), `refused with ${answer.status} but now ${status}`);
+        },
+      ),
+      runs(400),
+    );
+  });
+
   test('malformed bodies, wrong media types, deep nesting and oversized headers', async () => {
     const targets = [
       ['POST', '/v1/sub_client'],
@@ -895,6 +1774,10 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       ['POST', '/v1/openidc/credentials/proof'],
       ['POST', '/v2/openidc/token'],
       ['PUT', `/v1/sub_client/${subClientId}`],
+      ['POST', '/v1/verifier/requests'],
+      ['POST', `/v1/verifier/requests/${verifierIds.open}/request-object`],
+      ['POST', `/v1/verifier/requests/${verifierIds.open}/response`],
+      ['POST', `/v1/verifier/requests/${verifierIds.dcApi}/dc-api-response`],
     ] as const;
     await check(
       fc.asyncProperty(
@@ -902,6 +1785,7 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
         rawBodies,
         fc.constantFrom(
           'application/json',
+          'application/x-www-form-urlencoded',
           'text/plain',
           'application/xml',
           'multipart/form-data; boundary=x',
