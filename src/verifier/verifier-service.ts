@@ -94,6 +94,9 @@ async function responseParameters(
 ): Promise<Record<string, unknown>> {
   if (typeof form['error'] === 'string') return form;
   if (!isEncrypted(row.stored.responseMode)) {
+    // Through the Digital Credentials API the answer is JSON already: vp_token is the object.
+    const vpToken = form['vp_token'];
+    if (vpToken !== null && typeof vpToken === 'object' && !Array.isArray(vpToken)) return form;
     if (typeof form['vp_token'] !== 'string')
       throw refused('The response carries neither vp_token nor error.');
     try {

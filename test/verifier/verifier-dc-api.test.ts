@@ -88,5 +88,27 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(result.credentials.pid[0].claims.given_name, 'Ada');
       assert.equal((await world.readResult(id)).body.data.status, 'verified');
     });
+
+    test('unencrypted dc_api: vp_token comes back as the JSON object the browser returns, and verifies', async () => {
+      const created = await world.createRequest({
+        dcql_query: sdJwtQuery(PID_VCT, [['given_name']]),
+        response_mode: 'dc_api',
+        expected_origins: [ORIGIN],
+      });
+      assert.equal(created.status, 201, created.text);
+      const { id, dc_api_request: dcApiRequest } = created.body.data;
+      const request = await resolveDcApiRequest(dcApiRequest.data.request, ORIGIN);
+      assert.equal(request.payload.client_metadata.jwks, undefined, 'no key: the answer is not encrypted');
+      const presentation = await presentSdJwt(credential, { given_name: true }, holder, {
+        aud: `origin:${ORIGIN}`,
+        nonce: request.payload.nonce,
+      });
+      const answered = await postDcApiResponse(id, {
+        origin: ORIGIN,
+        data: { vp_token: { pid: [presentation] } },
+      });
+      assert.equal(answered.status, 200, answered.text);
+      assert.equal(answered.body.data.status, 'verified', JSON.stringify(answered.body.data));
+    });
   });
 }
