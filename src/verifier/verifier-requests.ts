@@ -1,6 +1,6 @@
-import { randomBytes, X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { DcqlQuery } from 'dcql';
-import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { type CryptoKey, importJWK, type JWK } from 'jose';
 import { CofferError } from '../errors.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
 import { createLru } from '../lru.ts';
@@ -181,9 +181,10 @@ export async function createVerifierRequest(
   const redirectUri = checkTarget(body.redirect_uri, 'redirect_uri', deps);
   const callbackUrl = checkTarget(body.callback_url, 'callback_url', deps);
 
-  const { privateKey, publicKey } = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
+  // node:crypto makes the pair synchronously; WebCrypto's promise round trips cost more than the key.
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const kid = randomBytes(12).toString('base64url');
-  const encryptionJwk = { ...(await exportJWK(publicKey)), kid, use: 'enc', alg: 'ECDH-ES' };
+  const encryptionJwk = { ...(publicKey.export({ format: 'jwk' }) as JWK), kid, use: 'enc', alg: 'ECDH-ES' };
   const id = randomBytes(16).toString('base64url');
   const now = deps.now();
   const expiresAt = new Date(now.getTime() + (body.expires_in ?? DEFAULT_EXPIRES_IN) * 1000).toISOString();
@@ -207,7 +208,7 @@ export async function createVerifierRequest(
     nonce: randomBytes(32).toString('base64url'),
     state: randomBytes(16).toString('base64url'),
     encryption_key_sealed: deps.cipher.encrypt(
-      JSON.stringify(await exportJWK(privateKey)),
+      JSON.stringify(privateKey.export({ format: 'jwk' })),
       encryptionKeyContext(id),
     ),
     wallet_nonce: null,

@@ -1,5 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { calculateJwkThumbprint, compactDecrypt, importJWK, type JWK } from 'jose';
+import { createHash, createPrivateKey, type JsonWebKey, randomBytes, timingSafeEqual } from 'node:crypto';
+import { calculateJwkThumbprint, compactDecrypt, type JWK } from 'jose';
 import type { VerifierRequestStatus } from '../db/schema.ts';
 import { CofferError, notFound } from '../errors.ts';
 import { isEncrypted, responseUriOf, type StoredRequest, signRequestObject } from './request-object.ts';
@@ -113,7 +113,7 @@ async function responseParameters(
   try {
     const { plaintext, protectedHeader } = await compactDecrypt(
       form['response'],
-      await importJWK(privateJwk, 'ECDH-ES'),
+      createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' }),
       {
         keyManagementAlgorithms: ['ECDH-ES'],
         contentEncryptionAlgorithms: ['A128GCM', 'A256GCM'],
