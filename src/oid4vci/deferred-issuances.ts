@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Database, DeferredIssuancesTable } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { FormatId } from '../formats/credential-format.ts';
+import { runPeriodically } from '../periodic.ts';
 import { findUserById, type UserIdentity } from '../users/user-repository.ts';
 import { encryptedCredentialCall, type ResponseEncryption } from './credential-encryption.ts';
 import { copiesOf } from './credential-request.ts';
@@ -308,19 +309,7 @@ export async function pollDeferredIssuances(deps: DeferredDeps & { now: () => Da
 
 /** Runs the poller every `everyMs` until stopped; one round at a time. */
 export function startDeferredPoller(deps: DeferredDeps & { now: () => Date }, everyMs = 1000) {
-  let running: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  const timer = setInterval(() => {
-    running = running.then(() => (stopped ? 0 : pollDeferredIssuances(deps))).catch(() => 0);
-  }, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return runPeriodically(() => pollDeferredIssuances(deps), everyMs);
 }
 
 /** The deferred issuances of the given accounts, newest first (what the person sees of them). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { VerifierRequestStatus } from '../db/schema.ts';
+import { runPeriodically } from '../periodic.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
 import {
   deleteCallback,
@@ -83,22 +84,9 @@ export async function deliverDueCallbacks(deps: VerifierDeps): Promise<number> {
 
 /** Delivers callbacks and drops read claims past RESULT_RETENTION, every `everyMs`. */
 export function startVerifierWorker(deps: VerifierDeps, everyMs = 1000) {
-  let running: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  const work = async () => {
+  return runPeriodically(async () => {
     await deliverDueCallbacks(deps);
     const cutoff = new Date(deps.now().getTime() - deps.config.resultRetention * 1000).toISOString();
     await dropReadClaims(deps.db, cutoff);
-  };
-  const timer = setInterval(() => {
-    running = running.then(() => (stopped ? undefined : work())).catch(() => undefined);
   }, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
 }
