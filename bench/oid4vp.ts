@@ -26,19 +26,9 @@ import { LDP_VC_FORMATS, startVerifier } from '../test/oid4vp/verifier.ts';
 import { signSiwe } from '../test/oidc/flow-helpers.ts';
 import { createRelyingParty, withServerState } from './seed.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
-import { closedLoop, percentile } from './timing.ts';
+import { measureRoundTrips, type RoundTripFigures } from './timing.ts';
 
-interface RoundTripResult {
-  format: string;
-  connections: number;
-  roundTrips: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  failures: number;
-  /** The server's CPU time (all threads) per round trip, ms. */
-  cpuMs: number;
-}
+type RoundTripResult = RoundTripFigures & { format: string };
 
 export async function runOid4vpBenchmark(options: {
   database: BenchDatabase;
@@ -180,21 +170,9 @@ export async function runOid4vpBenchmark(options: {
     for (const kind of kinds.filter((k) => only === undefined || only.includes(k.format))) {
       for (let i = 0; i < 5; i++) await roundTrip(kind);
       for (const connections of options.connections) {
-        const cpuBefore = await server.cpuMicros();
-        const { latencies, failures } = await closedLoop(
-          () => roundTrip(kind),
-          connections,
-          options.duration,
-        );
         results.push({
           format: kind.format,
-          connections,
-          roundTrips: latencies.length,
-          perSecond: latencies.length / options.duration,
-          p50: percentile(latencies, 0.5),
-          p99: percentile(latencies, 0.99),
-          failures,
-          cpuMs: ((await server.cpuMicros()) - cpuBefore) / 1000 / Math.max(1, latencies.length),
+          ...(await measureRoundTrips(server, () => roundTrip(kind), connections, options.duration)),
         });
         console.error(`done: OpenID4VP round trip ${kind.format} ${options.database} c=${connections}`);
       }

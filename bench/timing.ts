@@ -66,3 +66,34 @@ export async function closedLoop(
   latencies.sort((a, b) => a - b);
   return { latencies, failures };
 }
+
+/** One closed-loop measurement of a round trip against a server process, with its CPU per round trip. */
+export interface RoundTripFigures {
+  connections: number;
+  roundTrips: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  failures: number;
+  /** The server's CPU time (all threads) per round trip, ms. */
+  cpuMs: number;
+}
+
+export async function measureRoundTrips(
+  server: { cpuMicros(): Promise<number> },
+  roundTrip: () => Promise<void>,
+  connections: number,
+  durationSeconds: number,
+): Promise<RoundTripFigures> {
+  const cpuBefore = await server.cpuMicros();
+  const { latencies, failures } = await closedLoop(roundTrip, connections, durationSeconds);
+  return {
+    connections,
+    roundTrips: latencies.length,
+    perSecond: latencies.length / durationSeconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    failures,
+    cpuMs: ((await server.cpuMicros()) - cpuBefore) / 1000 / Math.max(1, latencies.length),
+  };
+}

@@ -41,22 +41,13 @@ import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../test/helpers/issuers/m
 import { issueSdJwtVc, PID_VCT, sha256 } from '../test/helpers/issuers/sd-jwt-issuer.ts';
 import { deviceKey, presentMdoc, transcriptOf } from '../test/helpers/mdoc-device-response.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
-import { closedLoop, percentile } from './timing.ts';
+import { measureRoundTrips, type RoundTripFigures } from './timing.ts';
 
 /** Distinct credentials per format; round trips take them in turn. */
 const CREDENTIALS = 64;
 const TEN_CLAIMS = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`claim_${i}`, `value ${i}`]));
 
-interface Row {
-  format: string;
-  connections: number;
-  roundTrips: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  failures: number;
-  cpuMs: number;
-}
+type Row = RoundTripFigures & { format: string };
 
 // biome-ignore lint/suspicious/noExplicitAny: request objects are arbitrary JSON
 type Json = any;
@@ -304,21 +295,9 @@ export async function runVerifierBenchmark(options: {
     for (const kind of kinds.filter((k) => only === undefined || only.includes(k.format))) {
       for (let i = 0; i < 5; i++) await roundTrip(kind);
       for (const connections of options.connections) {
-        const cpuBefore = await server.cpuMicros();
-        const { latencies, failures } = await closedLoop(
-          () => roundTrip(kind),
-          connections,
-          options.duration,
-        );
         rows.push({
           format: kind.format,
-          connections,
-          roundTrips: latencies.length,
-          perSecond: latencies.length / options.duration,
-          p50: percentile(latencies, 0.5),
-          p99: percentile(latencies, 0.99),
-          failures,
-          cpuMs: ((await server.cpuMicros()) - cpuBefore) / 1000 / Math.max(1, latencies.length),
+          ...(await measureRoundTrips(server, () => roundTrip(kind), connections, options.duration)),
         });
         console.error(`done: verifier ${kind.format} ${options.database} c=${connections}`);
       }
