@@ -93,10 +93,11 @@ module.exports = {
     },
     {
       name: 'resolvable',
-      comment: 'Every relative import names a file that exists.',
+      comment:
+        "Every relative import names a file that exists (the benchmark anchor's harness in ../shared, beside the clone, is not the project's).",
       severity: 'error',
       from: {},
-      to: { couldNotResolve: true },
+      to: { couldNotResolve: true, pathNot: '(^|/)shared/bench/' },
     },
   ],
   options: {
