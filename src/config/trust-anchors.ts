@@ -1,5 +1,6 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { pemCertificates } from '../keys/certificate-chain.ts';
 import { ConfigError } from './config.ts';
 
 /** Every PEM certificate of a file, in order; a file that holds none or an unreadable one is a ConfigError. */
@@ -10,13 +11,14 @@ export async function readCertificates(file: string, variable: string): Promise<
   } catch (error) {
     throw new ConfigError(variable, `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
   }
-  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) throw new ConfigError(variable, `${file} holds no PEM certificate`);
+  let certificates: X509Certificate[];
   try {
-    return blocks.map((pem) => new X509Certificate(pem));
+    certificates = pemCertificates(text);
   } catch {
     throw new ConfigError(variable, `${file} holds a certificate that cannot be read`);
   }
+  if (certificates.length === 0) throw new ConfigError(variable, `${file} holds no PEM certificate`);
+  return certificates;
 }
 
 /**

@@ -67,6 +67,9 @@ export async function logInWithSiwe(
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
 
+/** Whether a (trimmed) value reads as an e-mail address an account can have: every log-in checks this one way. */
+export const isEmailAddress = (value: string) => value.length <= 254 && EMAIL.test(value);
+
 export async function sendEmailCode(
   deps: InteractionDeps,
   id: string,
@@ -76,7 +79,7 @@ export async function sendEmailCode(
   await hitLoginLimit(deps, ip);
   const { row, kind } = await loginInteraction(deps, id);
   const email = body.email.trim();
-  if (email.length > 254 || !EMAIL.test(email)) {
+  if (!isEmailAddress(email)) {
     throw new CofferError('invalid_request', 'That is not an e-mail address.', {
       details: [{ path: '/body/email', message: 'must be an e-mail address' }],
     });

@@ -1,4 +1,10 @@
-import type { X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
+
+/** Every PEM certificate of a text, in order (a chain file, a trust-anchor file); throws on an unreadable one. */
+export function pemCertificates(text: string): X509Certificate[] {
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  return blocks.map((pem) => new X509Certificate(pem));
+}
 
 /** The longest chain Coffer follows: deeper ones are refused rather than walked. */
 export const MAX_CHAIN = 10;

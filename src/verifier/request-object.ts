@@ -34,6 +34,13 @@ export const VP_FORMATS_SUPPORTED = {
 export const CONTENT_ENCRYPTION = ['A128GCM', 'A256GCM'];
 const SELF_ISSUED = 'https://self-issued.me/v2';
 
+export const requestUriOf = (deps: Pick<VerifierDeps, 'config'>, id: string) =>
+  `${deps.config.publicUrl}/v1/verifier/requests/${id}/request-object`;
+
+/** The `openid4vp://` request for a QR code or a link: by reference, fetched by POST (§5.10). */
+export const authorizationRequestOf = (clientId: string, requestUri: string) =>
+  `openid4vp://?${new URLSearchParams({ client_id: clientId, request_uri: requestUri, request_uri_method: 'post' })}`;
+
 export const isEncrypted = (mode: StoredRequest['responseMode']) => mode.endsWith('.jwt');
 export const responseUriOf = (deps: Pick<VerifierDeps, 'config'>, id: string) =>
   `${deps.config.publicUrl}/v1/verifier/requests/${id}/response`;

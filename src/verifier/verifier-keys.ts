@@ -1,4 +1,11 @@
-import { createHash, createPrivateKey, type JsonWebKey, type KeyObject, X509Certificate } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  type JsonWebKey,
+  type KeyObject,
+  type X509Certificate,
+} from 'node:crypto';
+import { pemCertificates } from '../keys/certificate-chain.ts';
 import { dnsNamesOf } from '../keys/certificate-fields.ts';
 
 /** The algorithms a verifier's request-signing key may use, by curve (HAIP asks for ES256). */
@@ -13,18 +20,13 @@ export interface VerifierIdentity {
   algorithm: string;
 }
 
-export function certificatesOf(chainPem: string): X509Certificate[] {
-  const blocks = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  return blocks.map((pem) => new X509Certificate(pem));
-}
-
 /** What a verifier's certificate chain says about it: the wallet-facing client ids and `x5c`. */
 export function verifierIdentity(
   chainPem: string,
   privateJwk: JsonWebKey,
   publicUrl: string,
 ): VerifierIdentity {
-  const chain = certificatesOf(chainPem);
+  const chain = pemCertificates(chainPem);
   const leaf = chain[0]!;
   const host = new URL(publicUrl).hostname;
   const hash = createHash('sha256').update(leaf.raw).digest('base64url');
@@ -56,7 +58,7 @@ export function checkVerifierKey(keyPem: string, chainPem: string, now: Date): J
   }
   let chain: X509Certificate[];
   try {
-    chain = certificatesOf(chainPem);
+    chain = pemCertificates(chainPem);
   } catch {
     throw new Error('the chain file holds a certificate that cannot be read');
   }

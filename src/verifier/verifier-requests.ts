@@ -4,7 +4,12 @@ import { type CryptoKey, importJWK, type JWK } from 'jose';
 import { CofferError } from '../errors.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
 import { createLru } from '../lru.ts';
-import { type StoredRequest, signRequestObject } from './request-object.ts';
+import {
+  authorizationRequestOf,
+  requestUriOf,
+  type StoredRequest,
+  signRequestObject,
+} from './request-object.ts';
 import { verifierKeyContext } from './verifier-admin.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
 import { type VerifierIdentity, verifierIdentity } from './verifier-keys.ts';
@@ -222,7 +227,6 @@ export async function createVerifierRequest(
     interaction_id: options.interactionId ?? null,
   };
   await deps.writes.insertRequest(row);
-  const base = `${deps.config.publicUrl}/v1/verifier/requests/${id}`;
   const page = `${deps.config.publicUrl}/verify/${id}`;
   if (responseMode.startsWith('dc_api')) {
     const request = await signRequestObject(deps, verifier, row, stored, {});
@@ -234,18 +238,14 @@ export async function createVerifierRequest(
       dc_api_request: { protocol: 'openid4vp-v1-signed', data: { request } },
     };
   }
-  const requestUri = `${base}/request-object`;
+  const requestUri = requestUriOf(deps, id);
   return {
     id,
     status: 'created' as const,
     expires_at: expiresAt,
     page,
     request_uri: requestUri,
-    authorization_request: `openid4vp://?${new URLSearchParams({
-      client_id: verifierClientId,
-      request_uri: requestUri,
-      request_uri_method: 'post',
-    })}`,
+    authorization_request: authorizationRequestOf(verifierClientId, requestUri),
   };
 }
 

@@ -23,6 +23,7 @@ import {
   receiveDcApiResponse,
   receiveWalletResponse,
   requestForPage,
+  requestState,
 } from './verifier-service.ts';
 import { renderVerifyPage } from './verify-page.ts';
 
@@ -172,8 +173,7 @@ export const verifierRoutes: FastifyPluginAsyncTypebox<VerifierDeps> = async (ap
     async (request, reply) => {
       const accept = request.headers.accept ?? '';
       if (accept.includes('application/json') && !accept.includes('text/html')) {
-        const { status, expires_at } = await requestForPage(deps, request.params.id);
-        return { status, expires_at };
+        return requestState(deps, request.params.id);
       }
       try {
         const shown = await requestForPage(deps, request.params.id);

@@ -2,7 +2,14 @@ import { createHash, createPrivateKey, type JsonWebKey, randomBytes, timingSafeE
 import { calculateJwkThumbprint, compactDecrypt, type JWK } from 'jose';
 import type { VerifierRequestStatus } from '../db/schema.ts';
 import { CofferError, notFound } from '../errors.ts';
-import { isEncrypted, responseUriOf, type StoredRequest, signRequestObject } from './request-object.ts';
+import {
+  authorizationRequestOf,
+  isEncrypted,
+  requestUriOf,
+  responseUriOf,
+  type StoredRequest,
+  signRequestObject,
+} from './request-object.ts';
 import { queueStatusEvent } from './verifier-callbacks.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
 import {
@@ -344,17 +351,18 @@ export async function readVerifierResult(
 export async function requestForPage(deps: VerifierDeps, id: string) {
   const row = await currentRequest(deps, id);
   const verifier = await verifierOf(deps, row.client_id);
-  const requestUri = `${deps.config.publicUrl}/v1/verifier/requests/${id}/request-object`;
   return {
     id,
     status: row.status,
     expires_at: row.expires_at,
     verifier: verifier.name,
     dcApi: row.stored.responseMode.startsWith('dc_api'),
-    authorizationRequest: `openid4vp://?${new URLSearchParams({
-      client_id: row.stored.clientId,
-      request_uri: requestUri,
-      request_uri_method: 'post',
-    })}`,
+    authorizationRequest: authorizationRequestOf(row.stored.clientId, requestUriOf(deps, id)),
   };
+}
+
+/** What the page polls every two seconds: the state alone, without opening the verifier. */
+export async function requestState(deps: VerifierDeps, id: string) {
+  const { status, expires_at } = await currentRequest(deps, id);
+  return { status, expires_at };
 }

@@ -94,13 +94,14 @@ async function verifyOne(
   query: DcqlQuery.Output['credentials'][number],
   presented: unknown,
   items: DecodedItem[],
+  trust: ReturnType<typeof trustOf>,
   context: VpTokenContext,
 ): Promise<{ result: VerifiedCredentialResult; verified: VerifiedPresentation }> {
   const forQuery = items.filter((item) => item.credential_ids.includes(queryId));
   const algorithms = forQuery.flatMap((item) => item.transaction_data_hashes_alg ?? []);
   const expectation: PresentationExpectation = {
     ...context.base,
-    ...trustOf(context.request, context.issuerTrustAnchors),
+    ...trust,
     holderBinding: query.require_cryptographic_holder_binding !== false,
     transactionData: forQuery.map((item) => item.encoded),
     transactionDataHashAlgorithms: algorithms.length ? algorithms : undefined,
@@ -200,6 +201,8 @@ export async function verifyVpToken(vpToken: unknown, context: VpTokenContext): 
     };
   }
   const items = context.request.transactionData.map(decodeItem);
+  // The request's own trusted issuers, read once for every presentation of the answer.
+  const trust = trustOf(context.request, context.issuerTrustAnchors);
   // Keyed by query id, which DCQL lets be any [A-Za-z0-9_-]+ (`constructor`, `__proto__`,
   // `toString`): without a prototype, such an id finds nothing inherited and is set as its own key.
   const credentials: Record<string, VerifiedCredentialResult[]> = Object.create(null);
@@ -216,7 +219,7 @@ export async function verifyVpToken(vpToken: unknown, context: VpTokenContext): 
       continue;
     }
     for (const presented of list) {
-      const { result, verified } = await verifyOne(queryId, query, presented, items, context);
+      const { result, verified } = await verifyOne(queryId, query, presented, items, trust, context);
       credentials[queryId] = [...(credentials[queryId] ?? []), result];
       byQuery[queryId] = [...(byQuery[queryId] ?? []), verified];
       const failed = verified.checks.find((check) => !check.ok);

@@ -5,6 +5,7 @@ import { CofferError, notFound } from '../errors.ts';
 import type { ExtraLoginMethod } from '../interaction/interaction-kinds.ts';
 import type { InteractionRow } from '../interaction/interaction-repository.ts';
 import { gone, type InteractionDeps, kindOf } from '../interaction/interaction-service.ts';
+import { isEmailAddress } from '../interaction/login-methods.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
 import { findRequestOfInteraction, findVerifier, updateVerifierRequest } from './verifier-repository.ts';
 import { createVerifierRequest, parseDcql } from './verifier-requests.ts';
@@ -98,7 +99,6 @@ async function walletLoginOf(db: Kysely<Database>, row: InteractionRow): Promise
 const OPEN = ['created', 'retrieved'];
 /** A request to a wallet lives as long as the verifier's default, never past the interaction. */
 const REQUEST_SECONDS = 600;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
 
 /** The value at a claims path of names; undefined where the path leads nowhere. */
 function claimAt(claims: unknown, path: string[]): unknown {
@@ -187,9 +187,7 @@ export function walletLoginMethod(verifier: VerifierDeps, interactions: Interact
       const path = login.account_claim;
       const found = entries
         .map((entry) => ({ entry, value: claimAt(entry.claims, path) }))
-        .find(
-          ({ value }) => typeof value === 'string' && value.trim().length <= 254 && EMAIL.test(value.trim()),
-        );
+        .find(({ value }) => typeof value === 'string' && isEmailAddress(value.trim()));
       if (!found) {
         throw unusable(
           `Your credential does not carry an e-mail address at ${path.join('.')}, so it cannot log you in.`,
