@@ -31,6 +31,8 @@ export interface OutboundResponse {
   status: number;
   contentType: string;
   body: string;
+  /** The body as received, for binary answers (a CWT status list). */
+  bytes: Buffer;
   /** Response headers, names in lower case (repeated ones joined with ", "). */
   headers: Record<string, string>;
 }
@@ -162,22 +164,24 @@ export function createOutboundClient(options: OutboundOptions) {
             }
             chunks.push(chunk);
           });
-          res.on('end', () =>
+          res.on('end', () => {
+            const bytes = Buffer.concat(chunks);
             resolve({
               status: res.statusCode ?? 0,
               contentType: String(res.headers['content-type'] ?? '')
                 .split(';')[0]!
                 .trim()
                 .toLowerCase(),
-              body: Buffer.concat(chunks).toString('utf8'),
+              body: bytes.toString('utf8'),
+              bytes,
               headers: Object.fromEntries(
                 Object.entries(res.headers).map(([name, value]) => [
                   name,
                   Array.isArray(value) ? value.join(', ') : String(value ?? ''),
                 ]),
               ),
-            }),
-          );
+            });
+          });
           res.on('error', fail);
         },
       );

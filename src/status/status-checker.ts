@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { StatusReference } from '../formats/credential-format.ts';
 import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
-import { type OutboundClient, OutboundError } from '../http/outbound.ts';
+import { type OutboundClient, OutboundError, type OutboundResponse } from '../http/outbound.ts';
 import {
   BITSTRING_LIST_ACCEPT,
   type BitstringStatusList,
@@ -13,10 +13,12 @@ import {
 import { createStatusCache, type Loaded } from './status-cache.ts';
 import { StatusListError, type StatusOutcome, verificationKey } from './status-list-shared.ts';
 import {
-  TOKEN_LIST_MEDIA_TYPE,
+  TOKEN_LIST_ACCEPT,
+  TOKEN_LIST_CWT_MEDIA_TYPE,
   type TokenStatusList,
   tokenStatusAt,
   verifyTokenStatusList,
+  verifyTokenStatusListCwt,
 } from './token-status-list.ts';
 
 /**
@@ -100,14 +102,18 @@ function cacheKeyOf(reference: StatusReference): string {
 
 async function verifyList(
   reference: StatusReference,
-  body: string,
+  response: OutboundResponse,
   deps: StatusCheckerDeps,
 ): Promise<TokenStatusList | BitstringStatusList> {
   const { issuerKey, uri } = reference;
+  const { body } = response;
   const now = deps.now();
   if (reference.list === 'token') {
     if (issuerKey.kind !== 'jose') throw new StatusListError('a token status list is signed with a JOSE key');
-    return verifyTokenStatusList(body, uri, verificationKey(issuerKey), now);
+    // The draft has the server name the form it answers with; a JWT needs no such label to be read.
+    return response.contentType === TOKEN_LIST_CWT_MEDIA_TYPE
+      ? verifyTokenStatusListCwt(response.bytes, uri, verificationKey(issuerKey), now)
+      : verifyTokenStatusList(body, uri, verificationKey(issuerKey), now);
   }
   if (issuerKey.kind === 'jose') {
     const { credential, exp } = await openListJwt(body, verificationKey(issuerKey));
@@ -123,12 +129,12 @@ async function verifyList(
 }
 
 async function loadList(reference: StatusReference, deps: StatusCheckerDeps): Promise<Loaded<ListResult>> {
-  let response: Awaited<ReturnType<OutboundClient>>;
+  let response: OutboundResponse;
   try {
     response = await deps.outbound({
       method: 'GET',
       url: reference.uri,
-      headers: { accept: reference.list === 'token' ? TOKEN_LIST_MEDIA_TYPE : BITSTRING_LIST_ACCEPT },
+      headers: { accept: reference.list === 'token' ? TOKEN_LIST_ACCEPT : BITSTRING_LIST_ACCEPT },
       maxBytes: MAX_RESPONSE_BYTES,
     });
   } catch (error) {
@@ -142,7 +148,7 @@ async function loadList(reference: StatusReference, deps: StatusCheckerDeps): Pr
     return failure(`the status list at ${new URL(reference.uri).host} answered HTTP ${response.status}`);
   }
   try {
-    const list = await verifyList(reference, response.body, deps);
+    const list = await verifyList(reference, response, deps);
     return {
       value: { ok: true, list },
       lifetimeMs: listLifetime(list, response.headers['cache-control'], deps.now()),

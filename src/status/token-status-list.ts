@@ -1,6 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
+import * as cborg from 'cborg';
 import { compactVerify, decodeProtectedHeader } from 'jose';
+import { COSE_HEADER, decodeSign1, type Sign1, verifySign1 } from './cose-sign1.ts';
 import type { StatusOutcome } from './status-list-shared.ts';
 import {
   COMPACT_JWS,
@@ -12,11 +14,15 @@ import {
 } from './status-list-shared.ts';
 
 /**
- * IETF Token Status List (draft-ietf-oauth-status-list), the JWT form: a `statuslist+jwt` signed
- * by the credential's issuer, whose `sub` is the address it was fetched from.
+ * IETF Token Status List (draft-ietf-oauth-status-list): a `statuslist+jwt` or an
+ * `application/statuslist+cwt` signed by the credential's issuer, whose subject is the address it
+ * was fetched from.
  */
 
 export const TOKEN_LIST_MEDIA_TYPE = 'application/statuslist+jwt';
+export const TOKEN_LIST_CWT_MEDIA_TYPE = 'application/statuslist+cwt';
+/** What the checker asks a list's server for: either form, as the issuer publishes it. */
+export const TOKEN_LIST_ACCEPT = `${TOKEN_LIST_MEDIA_TYPE}, ${TOKEN_LIST_CWT_MEDIA_TYPE}`;
 
 export interface TokenStatusList {
   list: 'token';
@@ -31,6 +37,8 @@ export interface TokenStatusList {
 
 const TYPES = ['statuslist+jwt', TOKEN_LIST_MEDIA_TYPE];
 const BITS = [1, 2, 4, 8];
+/** ES256, ES384, ES512, EdDSA and the fully specified Ed25519: LIST_ALGORITHMS, by COSE number. */
+const LIST_COSE_ALGORITHMS = [-7, -35, -36, -8, -19];
 
 function headerOf(jws: string) {
   try {
@@ -64,21 +72,92 @@ export async function verifyTokenStatusList(
   }
   if (payload === null || typeof payload !== 'object')
     throw new StatusListError('the status list is not a JWT');
-  // Another list of the same issuer, served in place of this one, must not pass for it.
-  if (payload['sub'] !== uri) throw new StatusListError(`the status list is for ${String(payload['sub'])}`);
-  const expiresAt = timeOf(payload['exp'], 'exp');
-  checkNotExpired(expiresAt, now);
-  const ttl = payload['ttl'];
   const statusList = payload['status_list'] as { bits?: unknown; lst?: unknown } | undefined;
-  const bits = statusList?.bits;
+  const lst = statusList?.lst;
+  return readClaims(
+    {
+      sub: payload['sub'],
+      exp: payload['exp'],
+      ttl: payload['ttl'],
+      bits: statusList?.bits,
+      lst: typeof lst === 'string' ? Buffer.from(lst, 'base64url') : undefined,
+    },
+    uri,
+    now,
+  );
+}
+
+/** CWT claim keys (RFC 8392) and the draft's requested ones for `status_list` and `ttl`. */
+export const CWT_CLAIM = { sub: 2, exp: 4, iat: 6, statusList: 65533, ttl: 65534 } as const;
+
+/**
+ * The CWT form: a COSE_Sign1_Tagged whose protected header types it `application/statuslist+cwt`,
+ * checked with the credential issuer's key, as the JWT form is.
+ */
+export function verifyTokenStatusListCwt(
+  body: Uint8Array,
+  uri: string,
+  issuerKey: KeyObject,
+  now: Date,
+): TokenStatusList {
+  let sign1: Sign1;
+  try {
+    sign1 = decodeSign1(body);
+  } catch (error) {
+    throw new StatusListError(`the status list is not a CWT: ${(error as Error).message}`);
+  }
+  const typ = sign1.protectedHeader.get(COSE_HEADER.typ);
+  if (typ !== TOKEN_LIST_CWT_MEDIA_TYPE) {
+    throw new StatusListError(`the status list's type is ${String(typ)}, not ${TOKEN_LIST_CWT_MEDIA_TYPE}`);
+  }
+  const alg = sign1.protectedHeader.get(COSE_HEADER.alg);
+  if (typeof alg !== 'number' || !LIST_COSE_ALGORITHMS.includes(alg)) {
+    throw new StatusListError(`the status list is signed with ${String(alg)}, which Coffer does not accept`);
+  }
+  if (!verifySign1(sign1, issuerKey)) {
+    throw new StatusListError("the status list's signature does not verify with the issuer's key");
+  }
+  let claims: unknown;
+  try {
+    claims = cborg.decode(sign1.payload, { useMaps: true, rejectDuplicateMapKeys: true });
+  } catch {
+    throw new StatusListError("the status list's claims are not CBOR");
+  }
+  if (!(claims instanceof Map)) throw new StatusListError("the status list's claims are not a CBOR map");
+  const statusList = claims.get(CWT_CLAIM.statusList);
+  const lst = statusList instanceof Map ? statusList.get('lst') : undefined;
+  return readClaims(
+    {
+      sub: claims.get(CWT_CLAIM.sub),
+      exp: claims.get(CWT_CLAIM.exp),
+      ttl: claims.get(CWT_CLAIM.ttl),
+      bits: statusList instanceof Map ? statusList.get('bits') : undefined,
+      lst: lst instanceof Uint8Array ? Buffer.from(lst) : undefined,
+    },
+    uri,
+    now,
+  );
+}
+
+/** What both forms carry, checked the same way. */
+function readClaims(
+  claims: { sub: unknown; exp: unknown; ttl: unknown; bits: unknown; lst: Buffer | undefined },
+  uri: string,
+  now: Date,
+): TokenStatusList {
+  // Another list of the same issuer, served in place of this one, must not pass for it.
+  if (claims.sub !== uri) throw new StatusListError(`the status list is for ${String(claims.sub)}`);
+  const expiresAt = timeOf(claims.exp, 'exp');
+  checkNotExpired(expiresAt, now);
+  const { bits, ttl } = claims;
   if (typeof bits !== 'number' || !BITS.includes(bits)) {
     throw new StatusListError('the status list gives no bits per status (1, 2, 4 or 8)');
   }
-  if (typeof statusList?.lst !== 'string') throw new StatusListError('the status list has no lst');
+  if (claims.lst === undefined) throw new StatusListError('the status list has no lst');
   return {
     list: 'token',
     bits: bits as TokenStatusList['bits'],
-    bytes: decompress(Buffer.from(statusList.lst, 'base64url'), inflateSync, 'lst'),
+    bytes: decompress(claims.lst, inflateSync, 'lst'),
     expiresAt,
     ttlMs: typeof ttl === 'number' && ttl >= 0 ? ttl * 1000 : null,
   };

@@ -9,6 +9,8 @@ import { inProcessOperations } from '../../src/formats/ldp-vc/bbs-2023/operation
 import { createDocumentLoader } from '../../src/formats/ldp-vc/contexts/document-loader.ts';
 import { createOutboundClient } from '../../src/http/outbound.ts';
 import { createStatusChecker, type StatusCheckerDeps } from '../../src/status/status-checker.ts';
+import { emptyTokenList, setTokenStatus } from '../../src/status/status-list-bits.ts';
+import { signTokenStatusListCwt } from '../../src/status/token-status-list-publish.ts';
 import { createStockIssuer, type StockIssuer } from '../credentials/stock-issuer.ts';
 import { freePort } from '../helpers/free-port.ts';
 import {
@@ -115,7 +117,7 @@ describe('Token Status List', () => {
     const beyond = await status.check(token(uri, 400));
     assert.equal(beyond.state, 'unknown');
     assert.match(beyond.reason!, /no entry 400/);
-    assert.equal(server.acceptOf(at), 'application/statuslist+jwt');
+    assert.equal(server.acceptOf(at), 'application/statuslist+jwt, application/statuslist+cwt');
     assert.equal(server.fetches(at), 1, 'one list, fetched once for every index');
   });
 
@@ -166,6 +168,50 @@ describe('Token Status List', () => {
     const at = nextPath();
     const uri = server.serve(at, { body: '{"status_list":{}}' });
     assert.match((await checker().check(token(uri, 0))).reason!, /not a JWT/);
+  });
+});
+
+describe('Token Status List as a CWT', () => {
+  /** A CWT list published with Coffer's issuer side, served with its media type unless told otherwise. */
+  async function serveCwtList(
+    statuses: Record<number, number>,
+    options: { key?: KeyPair['privateKey']; contentType?: string; exp?: Date } = {},
+  ) {
+    const at = nextPath();
+    const uri = `${server.origin}${at}`;
+    const bytes = emptyTokenList(2, 64);
+    for (const [index, status] of Object.entries(statuses)) setTokenStatus(bytes, 2, Number(index), status);
+    const body = signTokenStatusListCwt(
+      { uri, bits: 2, bytes, iat: new Date(), ttl: 60, ...(options.exp ? { exp: options.exp } : {}) },
+      { privateKey: KeyObject.from(options.key ?? issuer.privateKey), x5c: [] },
+    );
+    server.serve(at, {
+      body,
+      headers: { 'content-type': options.contentType ?? 'application/statuslist+cwt' },
+    });
+    return { uri, at };
+  }
+
+  test("served as application/statuslist+cwt: verified with the issuer's key, statuses read", async () => {
+    const { uri, at } = await serveCwtList({ 3: 1, 5: 2 });
+    const status = checker();
+    assert.deepEqual(await status.check(token(uri, 3)), { state: 'revoked' });
+    assert.deepEqual(await status.check(token(uri, 5)), { state: 'suspended' });
+    assert.deepEqual(await status.check(token(uri, 4)), { state: 'valid' });
+    assert.equal(server.acceptOf(at), 'application/statuslist+jwt, application/statuslist+cwt');
+    assert.equal(server.fetches(at), 1);
+    status.advance(61_000);
+    await status.check(token(uri, 3));
+    assert.equal(server.fetches(at), 2, 'fetched again after its ttl');
+  });
+
+  test('signed by another key, expired, or served under another media type: unknown', async () => {
+    const forged = await serveCwtList({ 3: 1 }, { key: other.privateKey });
+    assert.match((await checker().check(token(forged.uri, 3))).reason!, /signature does not verify/);
+    const expired = await serveCwtList({}, { exp: new Date(Date.now() - 2 * 60_000) });
+    assert.match((await checker().check(token(expired.uri, 3))).reason!, /expired/);
+    const unlabelled = await serveCwtList({}, { contentType: 'application/octet-stream' });
+    assert.match((await checker().check(token(unlabelled.uri, 3))).reason!, /not a JWT/);
   });
 });
 

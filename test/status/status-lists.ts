@@ -14,7 +14,8 @@ import { makeCertificate, privateKeyPem } from '../oid4vp/certificates.ts';
 
 export interface Served {
   status?: number;
-  body: string;
+  /** Text, or bytes for a CWT list. */
+  body: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
