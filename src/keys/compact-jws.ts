@@ -163,15 +163,19 @@ export function verifyJwsSignature(decoded: DecodedJws, alg: JwsAlgorithm, key: 
   if (!valid) throw new JwsError('signature', 'The signature does not verify.');
 }
 
-/** An ES256 compact JWS (the tokens Coffer issues). */
+/** The base64url ES256 signature (R || S) of a JWS signing input, by a P-256 private key. */
+export function es256Signature(signingInput: string, privateKey: KeyObject): string {
+  return derToRaw(sign('sha256', Buffer.from(signingInput), privateKey), 32).toString('base64url');
+}
+
+/** An ES256 compact JWS (the tokens and credentials Coffer issues). */
 export function signCompactJwsES256(
-  header: { typ?: string; kid: string },
+  header: { typ?: string; kid?: string; x5c?: string[] },
   payload: Record<string, unknown>,
   privateKey: KeyObject,
 ): string {
   const signingInput = `${Buffer.from(JSON.stringify({ alg: 'ES256', ...header })).toString('base64url')}.${Buffer.from(
     JSON.stringify(payload),
   ).toString('base64url')}`;
-  const signature = derToRaw(sign('sha256', Buffer.from(signingInput), privateKey), 32);
-  return `${signingInput}.${signature.toString('base64url')}`;
+  return `${signingInput}.${es256Signature(signingInput, privateKey)}`;
 }

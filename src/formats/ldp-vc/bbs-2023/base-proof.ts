@@ -177,8 +177,8 @@ export async function verifyBaseProof(
 }
 
 /**
- * Adds a base proof (§3.4.1–3.4.5), as an issuer does. Coffer never issues; this serves the
- * benchmarks and tests that need credentials signed with Coffer's own BBS core.
+ * Adds a base proof (§3.4.1–3.4.5), as an issuer does: Coffer's ldp_vc issuance
+ * (ldp-vc/issue-credential.ts), and the benchmarks and tests.
  */
 export async function createBaseProof(
   document: Record<string, unknown>,
