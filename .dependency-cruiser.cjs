@@ -2,7 +2,7 @@
 // `npm run lint`. Shared cores sit below the protocols and pages; nothing points back up.
 const CORES =
   '(errors\\.ts|lru\\.ts|log-format\\.ts|periodic\\.ts|http|db|config|keys|storage|bbs|mail|formats|status|clients|users|subclients|options|interaction)';
-const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|wallet)';
+const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|issuer|wallet)';
 const TOP = '(app\\.ts|server\\.ts|main\\.ts|cli/)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -51,7 +51,7 @@ module.exports = {
       comment:
         'The wallet page sits on top; the store and the protocols are handed what it needs (recorders, notifiers).',
       severity: 'error',
-      from: { path: '^src/(oidc|credentials|oid4vp|oid4vci|verifier)/' },
+      from: { path: '^src/(oidc|credentials|oid4vp|oid4vci|verifier|issuer)/' },
       to: { path: '^src/wallet/' },
     },
     {
@@ -67,7 +67,7 @@ module.exports = {
       comment: 'The OpenID Provider needs no credential code.',
       severity: 'error',
       from: { path: '^src/oidc/' },
-      to: { path: '^src/(credentials|oid4vp|oid4vci|formats|status)/' },
+      to: { path: '^src/(credentials|oid4vp|oid4vci|verifier|issuer|formats|status)/' },
     },
     {
       name: 'presentation-and-issuance-apart',
@@ -75,6 +75,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(oid4vp|oid4vci)/' },
       to: { path: '^src/(oid4vp|oid4vci)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'issuer-apart',
+      comment:
+        'The issuer extends the OP (grants, DPoP) and signs with the shared formats and status cores; it uses no wallet-side protocol or the verifier.',
+      severity: 'error',
+      from: { path: '^src/issuer/' },
+      to: { path: '^src/(credentials|oid4vp|oid4vci|verifier)/' },
     },
     {
       name: 'verifier-apart-from-the-wallet',

@@ -31,6 +31,12 @@ import { registerValidation } from './http/validation.ts';
 import { createInteractionKinds } from './interaction/interaction-kinds.ts';
 import { interactionRoutes } from './interaction/interaction-routes.ts';
 import type { InteractionDeps } from './interaction/interaction-service.ts';
+import { startIssuerWorker } from './issuer/issuer-callbacks.ts';
+import type { IssuerDeps } from './issuer/issuer-deps.ts';
+import { createIssuerKeyCache, openIssuerKeys } from './issuer/issuer-keys.ts';
+import { findIssuerRow } from './issuer/issuer-repository.ts';
+import { issuerRoutes } from './issuer/issuer-routes.ts';
+import { preAuthorizedGrant } from './issuer/pre-authorized-grant.ts';
 import { createEmailIndex } from './keys/blind-index.ts';
 import { deriveKey } from './keys/derive-key.ts';
 import { createFieldCipher } from './keys/field-cipher.ts';
@@ -62,8 +68,9 @@ import { createStatusChecker } from './status/status-checker.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
-import { createUserInserter } from './users/user-repository.ts';
+import { createUserInserter, findUserById } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
+import { profileContext } from './users/user-service.ts';
 import { startVerifierWorker } from './verifier/verifier-callbacks.ts';
 import type { VerifierDeps } from './verifier/verifier-deps.ts';
 import { createVerifierWriters } from './verifier/verifier-repository.ts';
@@ -241,6 +248,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     issuer: config.publicUrl,
     accessTokenTtl: config.accessTokenTtl,
     refreshTokenTtl: config.refreshTokenTtl,
+    grantExtensions: [],
   };
   startExpiredRowSweeper(app, database.db, config.accessTokenTtl);
   await app.register(oidcRoutes, { interactions, tokens, store });
@@ -381,6 +389,44 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const verifierWorker = startVerifierWorker(verifier);
   app.addHook('onClose', async () => {
     await verifierWorker.stop();
+  });
+  // Coffer as a credential issuer for its tenants: the API, the wallet-facing endpoints, status lists.
+  const issuer: IssuerDeps = {
+    db: database.db,
+    cipher,
+    keys,
+    dpop,
+    bbs2023,
+    profileOf: async (userId) => {
+      const user = await findUserById(database.db, userId);
+      if (!user) return {};
+      return (await store.getEncrypted(user.profile_cid, profileContext(user.did))) as Record<
+        string,
+        unknown
+      >;
+    },
+    outbound,
+    walletProviderTrustAnchors: await loadTrustAnchors(
+      config.walletProviderTrustAnchors,
+      'WALLET_PROVIDER_TRUST_ANCHORS',
+    ),
+    secrets: {
+      preAuthorizedCode: deriveKey(context.masterKey, 'issuer-pre-authorized-code/v1'),
+      cNonce: deriveKey(context.masterKey, 'issuer-c-nonce/v1'),
+    },
+    issuerKeys: createIssuerKeyCache(
+      (clientId) => findIssuerRow(database.db, clientId),
+      (row) => openIssuerKeys(cipher, config.publicUrl, row),
+    ),
+    config: { publicUrl: config.publicUrl, allowPrivateTargets: config.allowPrivateTargets },
+    now: () => new Date(),
+    log: app.log,
+  };
+  await app.register(issuerRoutes, issuer);
+  tokens.grantExtensions.push(preAuthorizedGrant(issuer));
+  const issuerWorker = startIssuerWorker(issuer);
+  app.addHook('onClose', async () => {
+    await issuerWorker.stop();
   });
   // Deferred issuances are polled from the database, so a restart picks up where it stopped.
   const poller = startDeferredPoller(issuance);

@@ -27,7 +27,19 @@ export type ErrorCode =
   | 'request_not_supported'
   // RFC 9449 §5, §7.1, §8: a DPoP proof that fails, or one without the server's current nonce
   | 'invalid_dpop_proof'
-  | 'use_dpop_nonce';
+  | 'use_dpop_nonce'
+  // OpenID4VCI 1.0 §8.3.1.2, §9.3, §11.3: the credential issuer's endpoints
+  | 'invalid_credential_request'
+  | 'unknown_credential_configuration'
+  | 'unknown_credential_identifier'
+  | 'invalid_proof'
+  | 'invalid_nonce'
+  | 'invalid_encryption_parameters'
+  | 'credential_request_denied'
+  | 'invalid_transaction_id'
+  | 'issuance_pending'
+  | 'invalid_notification_id'
+  | 'invalid_notification_request';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -51,6 +63,17 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   request_not_supported: 400,
   invalid_dpop_proof: 400,
   use_dpop_nonce: 400,
+  invalid_credential_request: 400,
+  unknown_credential_configuration: 400,
+  unknown_credential_identifier: 400,
+  invalid_proof: 400,
+  invalid_nonce: 400,
+  invalid_encryption_parameters: 400,
+  credential_request_denied: 400,
+  invalid_transaction_id: 400,
+  issuance_pending: 400,
+  invalid_notification_id: 400,
+  invalid_notification_request: 400,
 };
 
 export interface ErrorDetail {

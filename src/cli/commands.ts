@@ -58,6 +58,11 @@ export const USAGE = `Usage: coffer <command> [options]
   verifier enable --client ID [--key FILE --chain FILE] [--json]
                 (the key and certificate chain that sign the client's presentation requests;
                  without files, a development key and self-signed certificate)
+  issuer enable --client ID [--key FILE --chain FILE] [--haip] [--json]
+                (the client's credential issuer: the ES256 key and chain that sign its SD-JWT
+                 VCs, mdocs, VC-JWTs and status lists, and a BLS12-381 key for bbs-2023;
+                 without files, a development key and self-signed certificate; --haip asks
+                 wallets for PAR, PKCE, DPoP, a Wallet Attestation and key attestations)
   wallet-provider create --dir DIR [--name NAME] [--json]
                 (a development key and self-signed chain for WALLET_PROVIDER_KEY and
                  WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)

@@ -5,6 +5,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
+import { runIssuerCommand } from './issuer-command.ts';
 import { runVerifierCommand } from './verifier-command.ts';
 import { runWalletProviderCommand } from './wallet-provider-command.ts';
 
@@ -42,7 +43,11 @@ try {
       cipher: async () => createFieldCipher((await loadMasterKey(config.masterKey, config.dataDir)).key),
     };
     const result =
-      argv[0] === 'verifier' ? await runVerifierCommand(deps, argv) : await runCommand(deps, argv);
+      argv[0] === 'verifier'
+        ? await runVerifierCommand(deps, argv)
+        : argv[0] === 'issuer'
+          ? await runIssuerCommand(deps, argv)
+          : await runCommand(deps, argv);
     process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
   } finally {
     await database.close();

@@ -39,6 +39,8 @@ export interface Config {
   verifierTrustAnchors: string | undefined;
   /** PEM file of CA certificates that credential issuers' certificates are marked trusted by. */
   issuerTrustAnchors: string | undefined;
+  /** WALLET_PROVIDER_TRUST_ANCHORS: PEM CA certificates of the wallet providers whose Wallet and key attestations Coffer's issuers accept. */
+  walletProviderTrustAnchors: string | undefined;
   /** JWKS file of the issuers whose Verifier Attestation JWTs identify verifiers. */
   verifierAttestationIssuers: string | undefined;
   /** Transaction data types (OpenID4VP §5.1) the person may be asked to confirm; none by default. */
@@ -171,6 +173,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const verifierTrustAnchors = env['VERIFIER_TRUST_ANCHORS']
     ? path.resolve(env['VERIFIER_TRUST_ANCHORS'])
     : undefined;
+  const walletProviderTrustAnchors = env['WALLET_PROVIDER_TRUST_ANCHORS']
+    ? path.resolve(env['WALLET_PROVIDER_TRUST_ANCHORS'])
+    : undefined;
   const issuerTrustAnchors = env['ISSUER_TRUST_ANCHORS']
     ? path.resolve(env['ISSUER_TRUST_ANCHORS'])
     : undefined;
@@ -240,6 +245,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     allowPrivateTargets,
     verifierTrustAnchors,
     issuerTrustAnchors,
+    walletProviderTrustAnchors,
     verifierAttestationIssuers,
     transactionDataTypes,
     logLevel,

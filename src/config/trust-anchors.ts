@@ -27,7 +27,7 @@ export async function readCertificates(file: string, variable: string): Promise<
  */
 export async function loadTrustAnchors(
   file: string | undefined,
-  variable: 'VERIFIER_TRUST_ANCHORS' | 'ISSUER_TRUST_ANCHORS',
+  variable: 'VERIFIER_TRUST_ANCHORS' | 'ISSUER_TRUST_ANCHORS' | 'WALLET_PROVIDER_TRUST_ANCHORS',
 ): Promise<X509Certificate[]> {
   return file ? readCertificates(file, variable) : [];
 }

@@ -13,6 +13,7 @@ import * as walletPage from './migrations/0009-wallet-page.ts';
 import * as oidcGrants from './migrations/0010-oidc-grants.ts';
 import * as preparedStatements from './migrations/0011-prepared-statements.ts';
 import * as verifier from './migrations/0012-verifier.ts';
+import * as issuer from './migrations/0013-issuer.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -29,6 +30,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0010-oidc-grants': { up: oidcGrants.up() },
     '0011-prepared-statements': { up: preparedStatements.up() },
     '0012-verifier': { up: verifier.up(dialect) },
+    '0013-issuer': { up: issuer.up(dialect) },
   };
 }
 

@@ -328,7 +328,137 @@ export interface VerifierCallbacksTable {
   next_attempt_at: string;
 }
 
+export interface IssuersTable {
+  client_id: number;
+  /** The ES256 private JWK that signs SD-JWT VCs, mdocs, VC-JWTs and status lists, sealed. */
+  key_sealed: string;
+  /** PEM certificates, the leaf (the signing key's) first: `x5c` and `x5chain`. */
+  chain_pem: string;
+  /** The BLS12-381 secret key (base64url) that signs bbs-2023 credentials, sealed. */
+  bbs_key_sealed: string;
+  /** That key's `did:key`: the issuer of ldp_vc credentials. */
+  bbs_did: string;
+  /** 1 when the issuer follows HAIP 1.0 §4 (`coffer issuer enable --haip`). */
+  haip: ColumnType<number, number | undefined, number>;
+  created_at: string;
+}
+
+export interface IssuerConfigurationsTable {
+  client_id: number;
+  configuration_id: string;
+  /** The configuration as the API took it (JSON). */
+  configuration: string;
+  updated_at: string;
+}
+
+export type IssuerOfferStatus =
+  | 'offered'
+  | 'redeemed'
+  | 'deferred'
+  | 'issued'
+  | 'accepted'
+  | 'failed'
+  | 'deleted'
+  | 'expired';
+
+export interface IssuerOffersTable {
+  id: string;
+  client_id: number;
+  /** JSON array of configuration ids. */
+  configuration_ids: string;
+  grant_type: 'pre-authorized_code' | 'authorization_code';
+  pre_authorized_code_hash: string | null;
+  issuer_state: string | null;
+  tx_code_hash: string | null;
+  /** The offer's tx_code object (JSON: length, input_mode, description) that wallets see. */
+  tx_code_spec: string | null;
+  tx_code_failures: ColumnType<number, number | undefined, number>;
+  /** The claims per configuration (JSON), sealed; null once issued or when deferred. */
+  claims_sealed: string | null;
+  user_id: number | null;
+  status: IssuerOfferStatus;
+  callback_url: string | null;
+  /** SHA-256 of the deferred transaction id, while the claims are awaited. */
+  transaction_id_hash: string | null;
+  /** A deferred request (JSON: configuration, holder keys, response encryption), sealed. */
+  deferred_sealed: string | null;
+  created_at: string;
+  expires_at: string;
+  redeemed_at: string | null;
+}
+
+export interface IssuerOfferEventsTable {
+  event_pk: Generated<number>;
+  offer_id: string;
+  event: string;
+  status: string;
+  at: string;
+}
+
+export interface IssuerCodesTable {
+  code_hash: string;
+  client_id: number;
+  /** The wallet's client id: wallets are not registered clients. */
+  wallet_client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  dpop_jkt: string | null;
+  user_id: number | null;
+  offer_id: string | null;
+  /** What the code grants (JSON): configuration ids, authorization_details. */
+  grant: string;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface StatusListsTable {
+  id: string;
+  client_id: number;
+  /** token (IETF Token Status List, 2 bits) or bitstring-jwt / bitstring-ldp (W3C, 1 bit). */
+  kind: string;
+  size: number;
+  used: ColumnType<number, number | undefined, number>;
+  /** The list's bytes, base64. */
+  bytes: string;
+  version: ColumnType<number, number | undefined, number>;
+  updated_at: string;
+}
+
+export type IssuedCredentialStatus = 'valid' | 'revoked' | 'suspended';
+
+export interface IssuedCredentialsTable {
+  id: string;
+  client_id: number;
+  offer_id: string | null;
+  configuration_id: string;
+  format: string;
+  status: IssuedCredentialStatus;
+  status_list_id: string | null;
+  status_index: number | null;
+  /** SHA-256 of the credential as delivered: proves which credential a row was. */
+  credential_hash: string;
+  notification_id: string | null;
+  issued_at: string;
+}
+
+export interface IssuerCallbacksTable {
+  callback_pk: Generated<number>;
+  offer_id: string;
+  url: string;
+  event: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: string;
+}
+
 export interface Database {
+  issuers: IssuersTable;
+  issuer_configurations: IssuerConfigurationsTable;
+  issuer_offers: IssuerOffersTable;
+  issuer_offer_events: IssuerOfferEventsTable;
+  issuer_codes: IssuerCodesTable;
+  status_lists: StatusListsTable;
+  issued_credentials: IssuedCredentialsTable;
+  issuer_callbacks: IssuerCallbacksTable;
   verifiers: VerifiersTable;
   verifier_requests: VerifierRequestsTable;
   verifier_callbacks: VerifierCallbacksTable;

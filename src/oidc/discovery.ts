@@ -12,8 +12,12 @@ export const OIDC_PATHS = {
 } as const;
 
 /** OpenID Connect Discovery 1.0 metadata of this provider. */
-export function discoveryDocument(issuer: string) {
+export function discoveryDocument(
+  issuer: string,
+  extensions: { grantTypes: string[]; members: Record<string, unknown> }[] = [],
+) {
   return {
+    ...Object.assign({}, ...extensions.map((e) => e.members)),
     issuer,
     authorization_endpoint: issuer + OIDC_PATHS.authorization,
     token_endpoint: issuer + OIDC_PATHS.token,
@@ -29,7 +33,11 @@ export function discoveryDocument(issuer: string) {
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      ...extensions.flatMap((e) => e.grantTypes),
+    ],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],

@@ -60,6 +60,8 @@ async function withBasicChallenge<T>(
   }
 }
 
+const headerOf = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);
+
 /** Discovery, keys, the authorization endpoint, the token endpoint and userinfo. */
 export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, deps) => {
   const { db } = deps.tokens;
@@ -69,12 +71,28 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
   // RFC 6749 bodies are form-encoded; only this plugin's routes accept them.
   acceptFormBodies(app);
 
+  // Read at the first request: grant extensions register after this plugin.
+  let metadata: ReturnType<typeof discoveryDocument> | undefined;
+  const providerMetadata = () =>
+    (metadata ??= discoveryDocument(
+      issuer,
+      deps.tokens.grantExtensions.map((e) => e.metadata),
+    ));
   app.get(
     '/.well-known/openid-configuration',
     { schema: { tags, summary: 'OpenID Provider metadata' } },
     async (_r, reply) => {
       reply.header('cache-control', 'public, max-age=300');
-      return discoveryDocument(issuer);
+      return providerMetadata();
+    },
+  );
+  // RFC 8414: wallets (OpenID4VCI §12.3) look for the authorization server's metadata here.
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    { schema: { tags, summary: 'OAuth 2.0 Authorization Server metadata (RFC 8414)' } },
+    async (_r, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return providerMetadata();
     },
   );
 
@@ -205,7 +223,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     async (request, reply) => {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const body = request.body;
-      const client = clientCredentialsOf(request.headers.authorization, body);
+      // Grant extensions (credential issuance) authenticate wallets their own way, or not at all.
+      const extended = deps.tokens.grantExtensions.some((e) =>
+        e.handles({ grant_type: body.grant_type, code: body.code, client_id: '', client_secret: undefined }),
+      );
+      const client = extended
+        ? { clientId: body.client_id ?? '', secret: undefined, basic: false }
+        : clientCredentialsOf(request.headers.authorization, body);
       const dpop = dpopHeaderOf(request.headers.dpop);
       const answer = await withBasicChallenge(client, reply, () =>
         exchangeGrant(
@@ -220,6 +244,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
             client_id: client.clientId,
             client_secret: client.secret,
             dpop,
+            body: body as Record<string, unknown>,
+            clientAttestation: {
+              attestation: headerOf(request.headers['oauth-client-attestation']),
+              pop: headerOf(request.headers['oauth-client-attestation-pop']),
+            },
           },
           request.ip,
         ),

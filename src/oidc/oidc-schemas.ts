@@ -8,7 +8,11 @@ export const TokenRequestBody = Type.Object(
       Type.String({ minLength: 1, maxLength: 512, description: 'authorization_code grant.' }),
     ),
     client_id: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 20, description: 'Or HTTP Basic authentication.' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: "Or HTTP Basic authentication. A wallet's own client id in issuance grants.",
+      }),
     ),
     client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     redirect_uri: Type.Optional(
@@ -29,7 +33,11 @@ export const TokenRequestBody = Type.Object(
 );
 
 export const TokenResponseBody = Type.Object({
-  scope: Type.String({ description: '"openid", plus profile/email when requested.' }),
+  scope: Type.Optional(
+    Type.String({
+      description: '"openid", plus profile/email when requested; absent for credential issuance.',
+    }),
+  ),
   token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], {
     description:
       'DPoP when the request carried a DPoP proof: the access token is bound to its key (cnf.jkt).',
@@ -37,7 +45,12 @@ export const TokenResponseBody = Type.Object({
   access_token: Type.String({ description: 'JWT (RFC 9068), ES256.' }),
   expire_in: Type.Integer({ description: 'Lifetime of the access token in seconds.' }),
   expires_in: Type.Integer({ description: 'Same as expire_in (RFC 6749 name).' }),
-  id_token: Type.String(),
+  id_token: Type.Optional(Type.String({ description: 'OpenID Connect grants; not credential issuance.' })),
+  authorization_details: Type.Optional(
+    Type.Array(Type.Object({}, { additionalProperties: true }), {
+      description: 'Credential issuance (OpenID4VCI §6.2): the credential_identifiers this token fetches.',
+    }),
+  ),
   refresh_token: Type.Optional(
     Type.String({
       description:

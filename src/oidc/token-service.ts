@@ -32,7 +32,30 @@ export interface TokenDeps {
   issuer: string;
   accessTokenTtl: number;
   refreshTokenTtl: number;
+  /** Grants another service adds to this token endpoint (credential issuance, OpenID4VCI §6). */
+  grantExtensions: GrantExtension[];
   now?: () => number;
+}
+
+/** A token response without identity: the access token of a grant extension (RFC 6749 §5.1). */
+export interface ExtensionTokenResponse {
+  token_type: 'Bearer' | 'DPoP';
+  access_token: string;
+  expire_in: number;
+  expires_in: number;
+  authorization_details?: object[];
+}
+
+/**
+ * A grant handled by another service at this token endpoint: the pre-authorized code, or the
+ * codes of issuance flows that wallets start (wallets are not registered clients). It gets the
+ * whole request, with the DPoP key already proven, and answers the token response.
+ */
+export interface GrantExtension {
+  /** What the provider's metadata adds for it (grant types, authorization_details types). */
+  metadata: { grantTypes: string[]; members: Record<string, unknown> };
+  handles(request: TokenRequest): boolean;
+  exchange(request: TokenRequest, jkt: string | null, ip: string): Promise<ExtensionTokenResponse>;
 }
 
 export interface TokenRequest {
@@ -47,6 +70,10 @@ export interface TokenRequest {
   client_secret: string | undefined;
   /** The request's DPoP header, if any. */
   dpop?: string | undefined;
+  /** Every parameter of the body, for grant extensions. */
+  body?: Record<string, unknown>;
+  /** OAuth 2.0 Attestation-Based Client Authentication headers, for grant extensions. */
+  clientAttestation?: { attestation: string | undefined; pop: string | undefined };
 }
 
 export interface TokenResponse {
@@ -76,7 +103,12 @@ export async function exchangeGrant(
   deps: TokenDeps,
   request: TokenRequest,
   ip: string,
-): Promise<TokenResponse> {
+): Promise<TokenResponse | ExtensionTokenResponse> {
+  const extension = deps.grantExtensions.find((e) => e.handles(request));
+  if (extension) {
+    const jkt = request.dpop === undefined ? null : (await verifyTokenEndpointProof(deps, request.dpop)).jkt;
+    return extension.exchange(request, jkt, ip);
+  }
   try {
     if (request.grant_type !== 'authorization_code' && request.grant_type !== 'refresh_token') {
       throw new CofferError(
@@ -129,12 +161,12 @@ async function proofKeyOf(deps: TokenDeps, client: Client, proof: string | undef
       throw new CofferError('invalid_dpop_proof', 'This client must send a DPoP proof (RFC 9449).');
     return null;
   }
-  const { jkt } = await verifyDpopProof(deps.dpop, proof, {
-    method: 'POST',
-    url: `${deps.issuer}/v2/openidc/token`,
-  });
+  const { jkt } = await verifyTokenEndpointProof(deps, proof);
   return jkt;
 }
+
+const verifyTokenEndpointProof = (deps: TokenDeps, proof: string) =>
+  verifyDpopProof(deps.dpop, proof, { method: 'POST', url: `${deps.issuer}/v2/openidc/token` });
 
 /** A code is consumed before it is checked, so it is never usable twice whatever the outcome. */
 async function exchangeCode(

@@ -3,7 +3,8 @@ import { findClient } from '../clients/client-repository.ts';
 import type { Database } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
-import { checkVerifierKey, verifierIdentity } from './verifier-keys.ts';
+import { checkKeyAndChain } from '../keys/signing-certificate.ts';
+import { verifierIdentity } from './verifier-keys.ts';
 import { saveVerifier } from './verifier-repository.ts';
 
 export const verifierKeyContext = (clientId: number) => `verifiers/${clientId}/key`;
@@ -25,7 +26,7 @@ export async function enableVerifier(
   material: { keyPem: string; chainPem: string },
 ): Promise<EnabledVerifier> {
   if (!(await findClient(deps.db, clientId))) throw notFound(`Client ${clientId}`);
-  const privateJwk = checkVerifierKey(material.keyPem, material.chainPem, deps.now);
+  const privateJwk = checkKeyAndChain(material.keyPem, material.chainPem, deps.now);
   await saveVerifier(deps.db, {
     client_id: clientId,
     key_sealed: deps.cipher.encrypt(JSON.stringify(privateJwk), verifierKeyContext(clientId)),

@@ -98,40 +98,6 @@ export async function dropReadClaims(db: Kysely<Database>, readBefore: string): 
   return Number(result.numUpdatedRows);
 }
 
-export async function queueCallback(
-  db: Kysely<Database>,
-  row: { request_id: string; url: string; event: string; next_attempt_at: string },
-): Promise<void> {
-  await db.insertInto('verifier_callbacks').values(row).execute();
-}
-
-export async function dueCallbacks(db: Kysely<Database>, now: string, limit: number) {
-  return db
-    .selectFrom('verifier_callbacks')
-    .selectAll()
-    .where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at')
-    .limit(limit)
-    .execute();
-}
-
-export async function deleteCallback(db: Kysely<Database>, callbackPk: number): Promise<void> {
-  await db.deleteFrom('verifier_callbacks').where('callback_pk', '=', callbackPk).execute();
-}
-
-export async function rescheduleCallback(
-  db: Kysely<Database>,
-  callbackPk: number,
-  attempts: number,
-  nextAttemptAt: string,
-): Promise<void> {
-  await db
-    .updateTable('verifier_callbacks')
-    .set({ attempts, next_attempt_at: nextAttemptAt })
-    .where('callback_pk', '=', callbackPk)
-    .execute();
-}
-
 /**
  * The verifier's writes with group commit (db/group-commit.ts): concurrent requests share one
  * commit. A new request and a settled result wait for the disk; the two marks that only say how

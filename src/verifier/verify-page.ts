@@ -1,5 +1,5 @@
-import QRCode from 'qrcode';
 import { escapeHtml, jsonForScript, page } from '../interaction/page-chrome.ts';
+import { qrCodeSvg } from '../interaction/qr-code.ts';
 
 /** What the page says in each state; the script updates it as the state changes. */
 export const STATUS_SENTENCES: Record<string, string> = {
@@ -46,21 +46,9 @@ function poll() {
 if (!show(data.status)) setTimeout(poll, 2000);
 })();`;
 
-/**
- * The QR code of an openid4vp:// request as inline SVG (the pages' CSP allows no other image),
- * labelled for screen readers; the verify page and the log-in page's wallet method show it.
- */
-export async function requestQrSvg(authorizationRequest: string): Promise<string> {
-  const svg = await QRCode.toString(authorizationRequest, {
-    type: 'svg',
-    margin: 1,
-    errorCorrectionLevel: 'M',
-  });
-  return svg.replace(
-    '<svg ',
-    '<svg class="qr" role="img" aria-label="QR code of the request, for a wallet on another device" focusable="false" ',
-  );
-}
+/** The QR code of an openid4vp:// request (interaction/qr-code.ts); the log-in page's wallet method shows it too. */
+export const requestQrSvg = (authorizationRequest: string) =>
+  qrCodeSvg(authorizationRequest, 'QR code of the request, for a wallet on another device');
 
 /**
  * GET /verify/{id}: the page a tenant sends people to. A QR code for a wallet on another device,

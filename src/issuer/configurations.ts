@@ -1,0 +1,115 @@
+import type { Static } from 'typebox';
+import { invalidField } from '../errors.ts';
+import { ISSUED_LDP_CONTEXTS } from '../formats/ldp-vc/issue-credential.ts';
+import type { ConfigurationBody } from './issuer-schemas.ts';
+
+export type CredentialConfiguration = Static<typeof ConfigurationBody>;
+export type IssuedFormat = CredentialConfiguration['format'];
+
+/** The proof key algorithms wallets may use; Coffer's own wallet proves with ES256 (or EdDSA). */
+export const PROOF_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+
+/**
+ * What the schema cannot say about a configuration: the type member its format needs, mdoc
+ * claim paths of namespace and element, and profile claims only where a person logs in.
+ */
+export function checkConfiguration(configuration: CredentialConfiguration): void {
+  const needed = { 'dc+sd-jwt': 'vct', mso_mdoc: 'doctype', jwt_vc_json: 'type', ldp_vc: 'type' } as const;
+  const member = needed[configuration.format];
+  if (configuration[member] === undefined) {
+    throw invalidField(`/body/${member}`, `is required for ${configuration.format}`);
+  }
+  for (const other of ['vct', 'doctype', 'type'] as const) {
+    if (other !== member && configuration[other] !== undefined) {
+      throw invalidField(`/body/${other}`, `is not used by ${configuration.format}`);
+    }
+  }
+  configuration.claims.forEach((claim, index) => {
+    if (configuration.format === 'mso_mdoc') {
+      if (claim.path.length !== 2 || claim.path.some((p) => typeof p !== 'string')) {
+        throw invalidField(`/body/claims/${index}/path`, 'must be [namespace, element] for mso_mdoc');
+      }
+    } else if (typeof claim.path[0] !== 'string') {
+      throw invalidField(`/body/claims/${index}/path`, 'must start with a claim name');
+    }
+  });
+  const paths = configuration.claims.map((c) => JSON.stringify(c.path));
+  const repeated = paths.findIndex((p, i) => paths.indexOf(p) !== i);
+  if (repeated >= 0) throw invalidField(`/body/claims/${repeated}/path`, 'names a claim twice');
+  if (configuration.from_profile && configuration.format === 'mso_mdoc') {
+    throw invalidField('/body/from_profile', 'is not offered for mso_mdoc (claims need a namespace)');
+  }
+  if (
+    configuration.batch_size !== undefined &&
+    configuration.batch_size > 1 &&
+    configuration.format === 'ldp_vc'
+  ) {
+    // One BBS signature serves any number of unlinkable presentations: copies add nothing.
+    throw invalidField('/body/batch_size', 'is 1 for ldp_vc: bbs-2023 presentations are unlinkable already');
+  }
+}
+
+/** Claims descriptions as metadata carries them (§12.2.4, Appendix B). */
+const claimsMetadata = (configuration: CredentialConfiguration) =>
+  configuration.claims.map((claim) => ({
+    path: claim.path,
+    ...(claim.mandatory !== undefined ? { mandatory: claim.mandatory } : {}),
+    ...(claim.display ? { display: claim.display } : {}),
+  }));
+
+/** One entry of `credential_configurations_supported` (§12.2.4 and the format profiles). */
+export function configurationMetadata(
+  configuration: CredentialConfiguration,
+  options: { keyAttestations: boolean },
+): Record<string, unknown> {
+  const proofSigning = { proof_signing_alg_values_supported: PROOF_ALGORITHMS };
+  const keyAttestations =
+    options.keyAttestations || configuration.key_attestations_required
+      ? { key_attestations_required: {} }
+      : {};
+  const common = {
+    format: configuration.format,
+    ...(configuration.scope ? { scope: configuration.scope } : {}),
+    proof_types_supported: {
+      jwt: { ...proofSigning, ...keyAttestations },
+      attestation: { proof_signing_alg_values_supported: ['ES256'], key_attestations_required: {} },
+    },
+    credential_metadata: {
+      ...(configuration.display ? { display: configuration.display } : {}),
+      claims: claimsMetadata(configuration),
+    },
+  };
+  switch (configuration.format) {
+    case 'dc+sd-jwt':
+      return {
+        ...common,
+        vct: configuration.vct,
+        credential_signing_alg_values_supported: ['ES256'],
+        cryptographic_binding_methods_supported: ['jwk'],
+      };
+    case 'mso_mdoc':
+      return {
+        ...common,
+        doctype: configuration.doctype,
+        credential_signing_alg_values_supported: [-7],
+        cryptographic_binding_methods_supported: ['cose_key'],
+      };
+    case 'jwt_vc_json':
+      return {
+        ...common,
+        credential_definition: { type: ['VerifiableCredential', configuration.type] },
+        credential_signing_alg_values_supported: ['ES256'],
+        cryptographic_binding_methods_supported: ['did:jwk', 'did:key'],
+      };
+    case 'ldp_vc':
+      return {
+        ...common,
+        credential_definition: {
+          '@context': ISSUED_LDP_CONTEXTS,
+          type: ['VerifiableCredential', configuration.type],
+        },
+        credential_signing_alg_values_supported: ['bbs-2023'],
+        cryptographic_binding_methods_supported: ['did:key', 'did:jwk'],
+      };
+  }
+}

@@ -1,0 +1,339 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { IssuerOffersTable } from '../db/schema.ts';
+import { CofferError } from '../errors.ts';
+import type { CredentialToIssue, IssuedCredential } from '../formats/credential-issuance.ts';
+import { issueJwtVc } from '../formats/jwt-vc-json/issue-credential.ts';
+import { issueLdpVc } from '../formats/ldp-vc/issue-credential.ts';
+import { issueMdoc } from '../formats/mso-mdoc/issue-credential.ts';
+import { issueSdJwtVc } from '../formats/sd-jwt-vc/issue-credential.ts';
+import { claimsFromProfile } from './claims.ts';
+import type { CredentialConfiguration } from './configurations.ts';
+import type { IssuanceToken } from './issuance-tokens.ts';
+import { queueOfferEvent } from './issuer-callbacks.ts';
+import type { IssuerDeps } from './issuer-deps.ts';
+import type { IssuerKeys } from './issuer-keys.ts';
+import { findConfigurations, findOffer, updateOffer } from './issuer-repository.ts';
+import { type ProvenKey, verifyKeyProofs } from './key-proofs.ts';
+import { offerClaimsContext } from './offers.ts';
+import { insertWithStatusEntry, kindOfFormat, statusListUri } from './status-lists.ts';
+
+/** How long a wallet should wait before asking the Deferred Credential Endpoint again. */
+export const DEFERRED_INTERVAL = 5;
+const DEFAULT_VALIDITY = 365 * 24 * 3600;
+const deferredContext = (offerId: string) => `issuer-offers/${offerId}/deferred`;
+
+const requestError = (
+  code:
+    | 'invalid_credential_request'
+    | 'unknown_credential_configuration'
+    | 'unknown_credential_identifier'
+    | 'credential_request_denied',
+  why: string,
+) => new CofferError(code, why, { status: 400 });
+
+export interface CredentialRequest {
+  credential_identifier?: string | undefined;
+  credential_configuration_id?: string | undefined;
+  proofs?: { jwt?: string[]; attestation?: string[] } | undefined;
+}
+
+export type CredentialResponse =
+  | { kind: 'issued'; body: { credentials: { credential: IssuedCredential }[]; notification_id: string } }
+  | { kind: 'deferred'; body: { transaction_id: string; interval: number } };
+
+/** Deferred issuance remembers what the request proved, until the claims arrive. */
+interface DeferredRequest {
+  configurationId: string;
+  keys: ProvenKey[];
+}
+
+/**
+ * The Credential Endpoint (§8): the token names its offer; the request names one of the offer's
+ * configurations; the proofs give one key per copy. The offer's claims are opened, each copy
+ * signed and recorded (id, configuration, status entry, hash — never the claims), and once every
+ * configuration is issued the claims are deleted.
+ */
+export async function issueCredentials(
+  deps: IssuerDeps,
+  keys: IssuerKeys,
+  token: IssuanceToken,
+  request: CredentialRequest,
+): Promise<CredentialResponse> {
+  const offer = await findOffer(deps.db, token.offerId);
+  if (!offer || offer.client_id !== keys.clientId)
+    throw new CofferError('invalid_token', 'The access token names no offer of this issuer.');
+  if (!['redeemed', 'deferred', 'issued'].includes(offer.status)) {
+    throw requestError('credential_request_denied', 'This offer is over; nothing more is issued for it.');
+  }
+  const configurationId = configurationOf(request, JSON.parse(offer.configuration_ids) as string[]);
+  const configuration = (await findConfigurations(deps.db, keys.clientId, [configurationId])).get(
+    configurationId,
+  );
+  if (!configuration)
+    throw requestError('unknown_credential_configuration', 'The configuration no longer exists.');
+  if (await alreadyIssued(deps, offer.id, configurationId)) {
+    throw requestError(
+      'credential_request_denied',
+      'This credential has been issued already for this offer.',
+    );
+  }
+  const proven = await verifyKeyProofs(deps, request.proofs, {
+    issuerId: keys.issuerId,
+    keyAttestation: keys.haip || configuration.key_attestations_required === true,
+    batchSize: configuration.batch_size ?? 1,
+  });
+  const claims = await claimsOf(deps, offer, configurationId, configuration);
+  if (claims === null) return deferIssuance(deps, offer, { configurationId, keys: proven });
+  return {
+    kind: 'issued',
+    body: await signAndRecord(deps, keys, offer, configurationId, configuration, claims, proven),
+  };
+}
+
+/** §8.2: exactly one of credential_identifier (after authorization_details) and credential_configuration_id. */
+function configurationOf(request: CredentialRequest, offered: string[]): string {
+  const { credential_identifier: identifier, credential_configuration_id: configurationId } = request;
+  if ((identifier === undefined) === (configurationId === undefined)) {
+    throw requestError(
+      'invalid_credential_request',
+      'Send either credential_identifier or credential_configuration_id.',
+    );
+  }
+  if (identifier !== undefined && !offered.includes(identifier)) {
+    throw requestError(
+      'unknown_credential_identifier',
+      'The credential_identifier is not one this token fetches.',
+    );
+  }
+  if (configurationId !== undefined && !offered.includes(configurationId)) {
+    throw requestError(
+      'unknown_credential_configuration',
+      'The credential_configuration_id is not one this token fetches.',
+    );
+  }
+  return (identifier ?? configurationId)!;
+}
+
+async function alreadyIssued(deps: IssuerDeps, offerId: string, configurationId: string) {
+  const row = await deps.db
+    .selectFrom('issued_credentials')
+    .select('id')
+    .where('offer_id', '=', offerId)
+    .where('configuration_id', '=', configurationId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The offer's sealed claims for this configuration, the person's profile, or null: deferred. */
+async function claimsOf(
+  deps: IssuerDeps,
+  offer: Selectable<IssuerOffersTable>,
+  configurationId: string,
+  configuration: CredentialConfiguration,
+): Promise<Record<string, unknown> | null> {
+  if (configuration.from_profile) {
+    if (offer.user_id === null)
+      throw requestError('credential_request_denied', 'This offer names no account to read a profile from.');
+    return claimsFromProfile(configuration, await deps.profileOf(offer.user_id));
+  }
+  if (offer.claims_sealed === null) return null;
+  const all = JSON.parse(deps.cipher.decrypt(offer.claims_sealed, offerClaimsContext(offer.id))) as Record<
+    string,
+    Record<string, unknown>
+  >;
+  return all[configurationId] ?? null;
+}
+
+async function deferIssuance(
+  deps: IssuerDeps,
+  offer: Selectable<IssuerOffersTable>,
+  deferred: DeferredRequest,
+): Promise<CredentialResponse> {
+  const transactionId = randomBytes(24).toString('base64url');
+  const updated = await deps.db
+    .updateTable('issuer_offers')
+    .set({
+      status: 'deferred',
+      transaction_id_hash: sha256(transactionId),
+      deferred_sealed: deps.cipher.encrypt(JSON.stringify(deferred), deferredContext(offer.id)),
+    })
+    .where('id', '=', offer.id)
+    .where('transaction_id_hash', 'is', null)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) !== 1) {
+    throw requestError('credential_request_denied', 'This offer has a deferred request already.');
+  }
+  await queueOfferEvent(deps, {
+    offerId: offer.id,
+    clientId: offer.client_id,
+    callbackUrl: offer.callback_url,
+    event: 'deferred',
+    status: 'deferred',
+  });
+  return { kind: 'deferred', body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL } };
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+/**
+ * The Deferred Credential Endpoint (§9): the transaction id names the offer; until its claims
+ * arrive the answer is `issuance_pending`, then the credentials, and the transaction is spent.
+ */
+export async function issueDeferred(
+  deps: IssuerDeps,
+  keys: IssuerKeys,
+  token: IssuanceToken,
+  transactionId: string,
+) {
+  const offer = await deps.db
+    .selectFrom('issuer_offers')
+    .selectAll()
+    .where('transaction_id_hash', '=', sha256(transactionId))
+    .executeTakeFirst();
+  if (!offer || offer.id !== token.offerId || offer.client_id !== keys.clientId) {
+    throw new CofferError('invalid_transaction_id', 'The transaction_id is not valid.', { status: 400 });
+  }
+  if (offer.claims_sealed === null) {
+    throw new CofferError('issuance_pending', 'The credential is not ready yet; ask again later.', {
+      status: 400,
+    });
+  }
+  const deferred = JSON.parse(
+    deps.cipher.decrypt(offer.deferred_sealed!, deferredContext(offer.id)),
+  ) as DeferredRequest;
+  const spent = await updateOffer(
+    deps.db,
+    offer.id,
+    { transaction_id_hash: offer.transaction_id_hash },
+    { transaction_id_hash: null, deferred_sealed: null },
+  );
+  if (!spent)
+    throw new CofferError('invalid_transaction_id', 'The transaction_id has been used.', { status: 400 });
+  const configuration = (await findConfigurations(deps.db, keys.clientId, [deferred.configurationId])).get(
+    deferred.configurationId,
+  );
+  if (!configuration) throw requestError('credential_request_denied', 'The configuration no longer exists.');
+  const claims = (await claimsOf(deps, offer, deferred.configurationId, configuration)) ?? {};
+  return signAndRecord(deps, keys, offer, deferred.configurationId, configuration, claims, deferred.keys);
+}
+
+async function signAndRecord(
+  deps: IssuerDeps,
+  keys: IssuerKeys,
+  offer: Selectable<IssuerOffersTable>,
+  configurationId: string,
+  configuration: CredentialConfiguration,
+  claims: Record<string, unknown>,
+  proven: ProvenKey[],
+) {
+  const now = deps.now();
+  const nowIso = now.toISOString();
+  const notificationId = randomBytes(16).toString('base64url');
+  const credentials: { credential: IssuedCredential }[] = [];
+  for (const key of proven) {
+    const id = `urn:uuid:${randomUUID()}`;
+    let issued: IssuedCredential | undefined;
+    const sign = async (status?: { uri: string; index: number }) => {
+      issued = await signCredential(deps, keys, configuration, {
+        id,
+        type: configuration.vct ?? configuration.doctype ?? configuration.type!,
+        claims,
+        alwaysDisclosed: configuration.claims
+          .filter((c) => c.selectively_disclosable === false)
+          .map((c) => c.path),
+        holder: key.did ? { did: key.did } : { jwk: key.jwk },
+        validFrom: now,
+        validUntil: new Date(now.getTime() + (configuration.validity_seconds ?? DEFAULT_VALIDITY) * 1000),
+        ...(status ? { status } : {}),
+        ...(configuration.display ? { display: configuration.display } : {}),
+      });
+      return sha256(typeof issued === 'string' ? issued : JSON.stringify(issued));
+    };
+    const row = {
+      id,
+      client_id: keys.clientId,
+      offer_id: offer.id,
+      configuration_id: configurationId,
+      format: configuration.format,
+      status: 'valid' as const,
+      notification_id: notificationId,
+      issued_at: nowIso,
+    };
+    if (configuration.status) {
+      // The index is reserved by the row's insert; the credential is signed with it first.
+      await insertWithStatusEntry(
+        deps.db,
+        { clientId: keys.clientId, kind: kindOfFormat(configuration.format), now: nowIso },
+        async (entry) => {
+          const hash = await sign({
+            uri: statusListUri(deps.config.publicUrl, entry.listId),
+            index: entry.index,
+          });
+          await deps.db
+            .insertInto('issued_credentials')
+            .values({
+              ...row,
+              status_list_id: entry.listId,
+              status_index: entry.index,
+              credential_hash: hash,
+            })
+            .execute();
+        },
+      );
+    } else {
+      const hash = await sign();
+      await deps.db
+        .insertInto('issued_credentials')
+        .values({ ...row, status_list_id: null, status_index: null, credential_hash: hash })
+        .execute();
+    }
+    credentials.push({ credential: issued! });
+  }
+  await finishOffer(deps, offer, configurationId);
+  return { credentials, notification_id: notificationId };
+}
+
+/** Once every configuration of the offer is issued, its claims go and the offer is issued. */
+async function finishOffer(deps: IssuerDeps, offer: Selectable<IssuerOffersTable>, configurationId: string) {
+  const ids = JSON.parse(offer.configuration_ids) as string[];
+  const issued = await deps.db
+    .selectFrom('issued_credentials')
+    .select('configuration_id')
+    .distinct()
+    .where('offer_id', '=', offer.id)
+    .execute();
+  const done = new Set([...issued.map((r) => r.configuration_id), configurationId]);
+  if (!ids.every((id) => done.has(id))) return;
+  await deps.db
+    .updateTable('issuer_offers')
+    .set({ status: 'issued', claims_sealed: null })
+    .where('id', '=', offer.id)
+    .execute();
+  await queueOfferEvent(deps, {
+    offerId: offer.id,
+    clientId: offer.client_id,
+    callbackUrl: offer.callback_url,
+    event: 'issued',
+    status: 'issued',
+  });
+}
+
+function signCredential(
+  deps: IssuerDeps,
+  keys: IssuerKeys,
+  configuration: CredentialConfiguration,
+  credential: CredentialToIssue,
+): Promise<IssuedCredential> {
+  const now = deps.now();
+  switch (configuration.format) {
+    case 'dc+sd-jwt':
+      return issueSdJwtVc(keys.material, credential, now);
+    case 'mso_mdoc':
+      return issueMdoc(keys.material, credential, now);
+    case 'jwt_vc_json':
+      return issueJwtVc(keys.material, credential, now);
+    case 'ldp_vc':
+      return issueLdpVc(keys.material, credential, now, deps.bbs2023);
+  }
+}

@@ -1,0 +1,58 @@
+import { callbackQueue } from '../db/callback-queue.ts';
+import type { IssuerOfferStatus } from '../db/schema.ts';
+import { deliverDueCallbacks, signCallbackEvent } from '../http/signed-callbacks.ts';
+import { runPeriodically } from '../periodic.ts';
+import type { IssuerDeps } from './issuer-deps.ts';
+import { recordOfferEvent } from './issuer-repository.ts';
+
+export type OfferEvent =
+  | 'offered'
+  | 'redeemed'
+  | 'deferred'
+  | 'issued'
+  | 'credential_accepted'
+  | 'credential_failure'
+  | 'credential_deleted'
+  | 'tx_code_failed'
+  | 'tx_code_locked';
+
+/**
+ * Something happened to an offer: it is recorded with the offer (GET /v1/issuer/offers/{id}) and,
+ * when the tenant gave a callback_url, a signed event (no claims) is queued for it.
+ */
+export async function queueOfferEvent(
+  deps: Pick<IssuerDeps, 'db' | 'keys' | 'config' | 'now'>,
+  input: {
+    offerId: string;
+    clientId: number;
+    callbackUrl: string | null;
+    event: OfferEvent;
+    status: IssuerOfferStatus;
+  },
+): Promise<void> {
+  const now = deps.now();
+  await recordOfferEvent(deps.db, {
+    offer_id: input.offerId,
+    event: input.event,
+    status: input.status,
+    at: now.toISOString(),
+  });
+  if (!input.callbackUrl) return;
+  const event = await signCallbackEvent(deps.keys, {
+    issuer: deps.config.publicUrl,
+    clientId: input.clientId,
+    event: { event: input.event, offer_id: input.offerId, status: input.status },
+    now,
+  });
+  await callbackQueue(deps.db, 'issuer_callbacks').add({
+    subject: input.offerId,
+    url: input.callbackUrl,
+    event,
+    next_attempt_at: now.toISOString(),
+  });
+}
+
+export function startIssuerWorker(deps: IssuerDeps, everyMs = 1000) {
+  const queue = callbackQueue(deps.db, 'issuer_callbacks');
+  return runPeriodically(() => deliverDueCallbacks(deps, queue, 'an issuer'), everyMs);
+}

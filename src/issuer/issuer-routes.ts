@@ -1,0 +1,456 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { callerOf, requireApiToken } from '../clients/api-auth.ts';
+import { CofferError, notFound } from '../errors.ts';
+import { errorResponses } from '../http/openapi.ts';
+import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
+import { accessTokenOf } from '../oidc/bearer.ts';
+import { dpopHeaderOf, resourceChallenge, verifyDpopProof } from '../oidc/dpop.ts';
+import { issueCredentials, issueDeferred } from './credential-endpoint.ts';
+import { createCNonce, type IssuanceToken, verifyIssuanceToken } from './issuance-tokens.ts';
+import { listIssuerConfigurations, putConfiguration, removeConfiguration } from './issuer-configurations.ts';
+import type { IssuerDeps } from './issuer-deps.ts';
+import type { IssuerKeys } from './issuer-keys.ts';
+import { credentialIssuerMetadata, signMetadata } from './issuer-metadata.ts';
+import { issuedCredentialsOf, listConfigurations } from './issuer-repository.ts';
+import {
+  ConfigurationBody,
+  ConfigurationEnvelope,
+  ConfigurationListEnvelope,
+  ConfigurationParams,
+  CreateOfferBody,
+  CredentialRequestBody,
+  CredentialResponseBody,
+  DeferredClaimsBody,
+  DeferredRequestBody,
+  IssuedCredentialEnvelope,
+  IssuedCredentialParams,
+  IssuedCredentialsEnvelope,
+  IssuedCredentialsQuery,
+  IssuerParams,
+  NotificationBody,
+  OfferCreated,
+  OfferParams,
+  OfferTrackingEnvelope,
+  StatusChangeBody,
+  StatusListParams,
+} from './issuer-schemas.ts';
+import { receiveNotification } from './notifications.ts';
+import { renderOfferPage } from './offer-page.ts';
+import {
+  completeDeferredOffer,
+  createOffer,
+  offerByReference,
+  offerTracking,
+  requireIssuer,
+} from './offers.ts';
+import { changeCredentialStatus, issuedCredentialView } from './status-changes.ts';
+import { servedStatusList } from './status-list-serving.ts';
+
+/** The issuer: the tenant's API, the wallet-facing OpenID4VCI endpoints, status lists and the offer page. */
+export const issuerRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app, deps) => {
+  const tags = ['Issuer'];
+  const walletTags = ['Issuer (wallet-facing)'];
+  const apiToken = requireApiToken(deps.db);
+  const security = [{ apiToken: [] }];
+  // A credential request may be an encrypted JWT (§10); it is opened by the route.
+  app.addContentTypeParser('application/jwt', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  app.put(
+    '/v1/issuer/configurations/:id',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary: 'Create or replace a credential configuration',
+        description:
+          'Any of the four formats; ldp_vc is signed with bbs-2023. The configuration appears in the issuer metadata at once. Needs a client made an issuer with `coffer issuer enable` (403 otherwise).',
+        params: ConfigurationParams,
+        body: ConfigurationBody,
+        response: {
+          200: ConfigurationEnvelope,
+          201: ConfigurationEnvelope,
+          ...errorResponses(400, 401, 403, 409, 413, 415, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { created, data } = await putConfiguration(
+        deps,
+        callerOf(request).clientId,
+        request.params.id,
+        request.body,
+      );
+      reply.code(created ? 201 : 200);
+      return { data };
+    },
+  );
+
+  app.get(
+    '/v1/issuer/configurations',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary: "The issuer's credential configurations",
+        response: { 200: ConfigurationListEnvelope, ...errorResponses(401, 403, 429) },
+      },
+    },
+    async (request) => ({ data: await listIssuerConfigurations(deps, callerOf(request).clientId) }),
+  );
+
+  app.delete(
+    '/v1/issuer/configurations/:id',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a credential configuration',
+        params: ConfigurationParams,
+        response: { 204: Type.Null(), ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      await removeConfiguration(deps, callerOf(request).clientId, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v1/issuer/offers',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary: 'Offer credentials to a wallet (OpenID4VCI 1.0 Credential Offer)',
+        description:
+          'Single use, expiring. The answer carries the openid-credential-offer:// link for a QR code, the offer by reference, a page for people and, when asked, the tx_code (shown once: give it to the person on another channel). Without claims the issuance is deferred until PUT /v1/issuer/offers/{id}/claims.',
+        body: CreateOfferBody,
+        response: { 201: OfferCreated, ...errorResponses(400, 401, 403, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const data = await createOffer(deps, callerOf(request).clientId, request.body);
+      reply.code(201).header('cache-control', 'no-store');
+      return { data };
+    },
+  );
+
+  app.get(
+    '/v1/issuer/offers/:id',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary: 'An offer: its status, what it issued, its events',
+        params: OfferParams,
+        response: { 200: OfferTrackingEnvelope, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => ({ data: await offerTracking(deps, callerOf(request).clientId, request.params.id) }),
+  );
+
+  app.put(
+    '/v1/issuer/offers/:id/claims',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary:
+          'The claims of a deferred offer: the wallet gets its credential at the Deferred Credential Endpoint',
+        params: OfferParams,
+        body: DeferredClaimsBody,
+        response: { 200: OfferTrackingEnvelope, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+      },
+    },
+    async (request) => ({
+      data: await completeDeferredOffer(
+        deps,
+        callerOf(request).clientId,
+        request.params.id,
+        request.body.claims as Record<string, Record<string, unknown>>,
+      ),
+    }),
+  );
+
+  app.get(
+    '/v1/issuer/credentials',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary: 'What was issued (never the credentials or their claims)',
+        querystring: IssuedCredentialsQuery,
+        response: { 200: IssuedCredentialsEnvelope, ...errorResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => {
+      const clientId = callerOf(request).clientId;
+      await requireIssuer(deps, clientId);
+      const rows = await issuedCredentialsOf(deps.db, clientId, request.query.offer);
+      return { data: rows.map((row) => issuedCredentialView(deps.config.publicUrl, row)) };
+    },
+  );
+
+  app.post(
+    '/v1/issuer/credentials/:id/status',
+    {
+      onRequest: apiToken,
+      schema: {
+        tags,
+        security,
+        summary: 'Revoke, suspend or reinstate an issued credential',
+        description:
+          'Written into its status list at once (wallets and verifiers see it within the list ttl). Revoked is final.',
+        params: IssuedCredentialParams,
+        body: StatusChangeBody,
+        response: {
+          200: IssuedCredentialEnvelope,
+          ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429),
+        },
+      },
+    },
+    async (request) => {
+      const clientId = callerOf(request).clientId;
+      await requireIssuer(deps, clientId);
+      return { data: await changeCredentialStatus(deps, clientId, request.params.id, request.body.status) };
+    },
+  );
+
+  app.get(
+    '/v1/status-lists/:id',
+    {
+      schema: {
+        tags: walletTags,
+        summary:
+          'A status list: Token Status List (statuslist+jwt, or statuslist+cwt when asked) or Bitstring Status List credential',
+        description: 'With ttl, Cache-Control and ETag; a matching If-None-Match is answered 304.',
+        params: StatusListParams,
+      },
+    },
+    async (request, reply) => {
+      const served = await servedStatusList(deps, request.params.id, request.headers.accept ?? '');
+      reply.header('cache-control', served.cacheControl).header('etag', served.etag).header('vary', 'accept');
+      if (request.headers['if-none-match'] === served.etag) return reply.code(304).send();
+      reply.type(served.mediaType);
+      return typeof served.body === 'string' ? served.body : Buffer.from(served.body);
+    },
+  );
+
+  // Wallet-facing: one credential issuer per client, under PUBLIC_URL/issuers/{client_id}.
+  const issuerOf = async (clientIdText: string): Promise<IssuerKeys> => {
+    const keys = await deps.issuerKeys(Number(clientIdText));
+    if (!keys) throw notFound('The credential issuer');
+    return keys;
+  };
+
+  app.get(
+    '/.well-known/openid-credential-issuer/issuers/:clientId',
+    {
+      schema: {
+        tags: walletTags,
+        summary: 'Credential Issuer Metadata (OpenID4VCI §12.2; signed with Accept: application/jwt)',
+        params: IssuerParams,
+      },
+    },
+    async (request, reply) => {
+      const keys = await issuerOf(request.params.clientId);
+      const client = await deps.db
+        .selectFrom('clients')
+        .select('name')
+        .where('client_id', '=', keys.clientId)
+        .executeTakeFirst();
+      const metadata = credentialIssuerMetadata(keys, await listConfigurations(deps.db, keys.clientId), {
+        authorizationServer: deps.config.publicUrl,
+        name: client?.name ?? `Issuer ${keys.clientId}`,
+      });
+      reply.header('cache-control', 'public, max-age=60').header('vary', 'accept');
+      if ((request.headers.accept ?? '').includes('application/jwt')) {
+        reply.type('application/jwt');
+        return signMetadata(keys, metadata, Math.floor(deps.now().getTime() / 1000));
+      }
+      return metadata;
+    },
+  );
+
+  app.get(
+    '/issuers/:clientId/offers/:id',
+    {
+      schema: {
+        tags: walletTags,
+        summary: 'A credential offer by reference (credential_offer_uri, §4.1.3)',
+        params: Type.Object({ ...IssuerParams.properties, ...OfferParams.properties }),
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return offerByReference(deps, (await issuerOf(request.params.clientId)).clientId, request.params.id);
+    },
+  );
+
+  app.post(
+    '/issuers/:clientId/nonce',
+    {
+      schema: {
+        tags: walletTags,
+        summary: 'Nonce Endpoint (§7): a fresh c_nonce',
+        params: IssuerParams,
+        response: { 200: Type.Object({ c_nonce: Type.String() }), ...errorResponses(404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const keys = await issuerOf(request.params.clientId);
+      reply.header('cache-control', 'no-store');
+      return {
+        c_nonce: createCNonce(deps.secrets.cNonce, keys.issuerId, Math.floor(deps.now().getTime() / 1000)),
+      };
+    },
+  );
+
+  /** The access token of an issuance, with its DPoP proof when it is bound (RFC 9449 §7). */
+  async function issuanceTokenOf(
+    request: FastifyRequest,
+    keys: IssuerKeys,
+    path: string,
+  ): Promise<IssuanceToken> {
+    try {
+      const { scheme, token: raw } = accessTokenOf(request.headers.authorization);
+      const token = await verifyIssuanceToken(
+        deps.keys,
+        { asIssuer: deps.config.publicUrl, issuerId: keys.issuerId },
+        raw,
+        Math.floor(deps.now().getTime() / 1000),
+      );
+      if (token.jkt !== null) {
+        if (scheme !== 'dpop')
+          throw new CofferError(
+            'invalid_token',
+            'The access token is DPoP-bound; send it with the DPoP scheme.',
+          );
+        const proof = dpopHeaderOf(request.headers.dpop);
+        if (!proof)
+          throw new CofferError('invalid_dpop_proof', 'A DPoP proof is required with this access token.');
+        const verified = await verifyDpopProof(deps.dpop, proof, {
+          method: request.method,
+          url: `${keys.issuerId}/${path}`,
+          accessToken: raw,
+        });
+        if (verified.jkt !== token.jkt)
+          throw new CofferError(
+            'invalid_dpop_proof',
+            'The DPoP proof is made with another key than the token is bound to.',
+          );
+      } else if (scheme === 'dpop') {
+        throw new CofferError(
+          'invalid_token',
+          'The access token is not DPoP-bound; send it as a Bearer token.',
+        );
+      }
+      return token;
+    } catch (error) {
+      if (
+        error instanceof CofferError &&
+        ['invalid_token', 'invalid_dpop_proof', 'use_dpop_nonce'].includes(error.code)
+      ) {
+        throw resourceChallenge(error, deps.dpop);
+      }
+      throw error;
+    }
+  }
+
+  const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+
+  app.post(
+    '/issuers/:clientId/credential',
+    {
+      schema: {
+        tags: walletTags,
+        summary: 'Credential Endpoint (§8): one configuration, one copy per proof key',
+        params: IssuerParams,
+        body: CredentialRequestBody,
+        response: {
+          200: CredentialResponseBody,
+          202: CredentialResponseBody,
+          ...errorResponses(400, 401, 404, 413, 415, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const keys = await issuerOf(request.params.clientId);
+      noStore(reply);
+      const token = await issuanceTokenOf(request, keys, 'credential');
+      const answer = await issueCredentials(deps, keys, token, request.body as never);
+      reply.code(answer.kind === 'issued' ? 200 : 202);
+      return answer.body;
+    },
+  );
+
+  app.post(
+    '/issuers/:clientId/deferred-credential',
+    {
+      schema: {
+        tags: walletTags,
+        summary: 'Deferred Credential Endpoint (§9)',
+        params: IssuerParams,
+        body: DeferredRequestBody,
+        response: { 200: CredentialResponseBody, ...errorResponses(400, 401, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const keys = await issuerOf(request.params.clientId);
+      noStore(reply);
+      const token = await issuanceTokenOf(request, keys, 'deferred-credential');
+      return issueDeferred(deps, keys, token, request.body.transaction_id);
+    },
+  );
+
+  app.post(
+    '/issuers/:clientId/notification',
+    {
+      schema: {
+        tags: walletTags,
+        summary: 'Notification Endpoint (§11): accepted, failed or deleted',
+        params: IssuerParams,
+        body: NotificationBody,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const keys = await issuerOf(request.params.clientId);
+      noStore(reply);
+      const token = await issuanceTokenOf(request, keys, 'notification');
+      await receiveNotification(deps, token, request.body);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/offer/:id',
+    {
+      schema: {
+        tags,
+        summary: 'The offer page for people: QR code and "Add to your wallet" link',
+        params: OfferParams,
+      },
+    },
+    async (request, reply) => {
+      try {
+        return await renderOfferPage(deps, request.params.id, startPage(reply));
+      } catch (error) {
+        if (!(error instanceof CofferError)) throw error;
+        const cspNonce = startPage(reply.code(error.status));
+        return renderErrorPage({ title: 'This offer cannot be shown', message: error.message, cspNonce });
+      }
+    },
+  );
+};

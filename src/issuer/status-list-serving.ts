@@ -1,0 +1,38 @@
+import { notFound } from '../errors.ts';
+import { createLru } from '../lru.ts';
+import type { IssuerDeps } from './issuer-deps.ts';
+import { LIST_TTL, type ListMediaType, renderStatusList } from './status-lists.ts';
+
+/** A list is signed once per version and form, then served from memory until it changes. */
+const signed = createLru<string, { mediaType: ListMediaType; body: string | Uint8Array }>(256);
+
+/**
+ * GET /v1/status-lists/{id}: the list in its kind's form (Token Status List as JWT, or CWT when
+ * the Accept header asks for it and not for the JWT), with ttl, Cache-Control and an ETag that
+ * moves with every status change.
+ */
+export async function servedStatusList(deps: IssuerDeps, listId: string, accept: string) {
+  const list = await deps.db
+    .selectFrom('status_lists')
+    .selectAll()
+    .where('id', '=', listId)
+    .executeTakeFirst();
+  if (!list) throw notFound('The status list');
+  const wantsCwt =
+    list.kind === 'token' &&
+    accept.includes('application/statuslist+cwt') &&
+    !accept.includes('application/statuslist+jwt');
+  const cacheKey = `${list.id}:${list.version}:${wantsCwt ? 'cwt' : 'default'}:${Math.floor(deps.now().getTime() / 3_600_000)}`;
+  let served = signed.get(cacheKey);
+  if (!served) {
+    const keys = await deps.issuerKeys(list.client_id);
+    if (!keys) throw notFound('The status list');
+    served = await renderStatusList(list, keys, deps.config.publicUrl, wantsCwt, deps.bbs2023, deps.now());
+    signed.set(cacheKey, served);
+  }
+  return {
+    ...served,
+    etag: `"${list.version}-${wantsCwt ? 'cwt' : 'jwt'}"`,
+    cacheControl: `public, max-age=${LIST_TTL}`,
+  };
+}

@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import { isUniqueViolation } from '../db/dialect.ts';
+import type { Database, IssuedCredentialStatus, StatusListsTable } from '../db/schema.ts';
+import { CofferError } from '../errors.ts';
+import type { Bbs2023Deps } from '../formats/ldp-vc/bbs-2023/base-proof.ts';
+import {
+  bitstringListCredential,
+  signBitstringListJwt,
+  signBitstringListLdp,
+} from '../status/bitstring-status-list-publish.ts';
+import {
+  emptyBitstring,
+  emptyTokenList,
+  LIST_SIZE,
+  setBitstringBit,
+  setTokenStatus,
+  TOKEN_STATUS,
+} from '../status/status-list-bits.ts';
+import { signTokenStatusListCwt, signTokenStatusListJwt } from '../status/token-status-list-publish.ts';
+import type { IssuedFormat } from './configurations.ts';
+import type { IssuerKeys } from './issuer-keys.ts';
+
+/**
+ * Status lists of an issuer (DESIGN.md, Status and revocation): one list per kind, filled at
+ * random indexes, a new list when one is half full so a draw rarely collides. Token Status Lists
+ * (2 bits: valid, invalid, suspended) for SD-JWT VCs and mdocs; for the W3C formats a Bitstring
+ * Status List whose one bit means revoked or suspended — the credential's entry names which.
+ */
+export type ListKind = 'token' | 'bitstring-jwt' | 'bitstring-ldp';
+
+export const kindOfFormat = (format: IssuedFormat): ListKind =>
+  format === 'dc+sd-jwt' || format === 'mso_mdoc'
+    ? 'token'
+    : format === 'jwt_vc_json'
+      ? 'bitstring-jwt'
+      : 'bitstring-ldp';
+
+/** Seconds a holder or verifier may keep a list: a revocation shows within this time. */
+export const LIST_TTL = 60;
+const FILL_LIMIT = LIST_SIZE / 2;
+const TOKEN_BITS = 2;
+
+export const statusListUri = (publicUrl: string, listId: string) => `${publicUrl}/v1/status-lists/${listId}`;
+
+const emptyList = (kind: ListKind) => (kind === 'token' ? emptyTokenList(TOKEN_BITS) : emptyBitstring());
+
+async function openList(db: Kysely<Database>, clientId: number, kind: ListKind, now: string) {
+  const open = await db
+    .selectFrom('status_lists')
+    .select(['id', 'used'])
+    .where('client_id', '=', clientId)
+    .where('kind', '=', kind)
+    .where('used', '<', FILL_LIMIT)
+    .orderBy('updated_at', 'desc')
+    .executeTakeFirst();
+  if (open) return open.id;
+  const id = randomBytes(16).toString('base64url');
+  await db
+    .insertInto('status_lists')
+    .values({
+      id,
+      client_id: clientId,
+      kind,
+      size: LIST_SIZE,
+      bytes: Buffer.from(emptyList(kind)).toString('base64'),
+      updated_at: now,
+    })
+    .execute();
+  return id;
+}
+
+/**
+ * Reserves a random free index by inserting the credential's row: the unique (list, index)
+ * constraint makes a collision — another credential, another instance — a retry, not a clash.
+ */
+export async function insertWithStatusEntry(
+  db: Kysely<Database>,
+  input: { clientId: number; kind: ListKind; now: string },
+  insert: (entry: { listId: string; index: number }) => Promise<void>,
+): Promise<{ listId: string; index: number }> {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const listId = await openList(db, input.clientId, input.kind, input.now);
+    const index = randomIndex();
+    try {
+      await insert({ listId, index });
+    } catch (error) {
+      if (isUniqueViolation(error)) continue;
+      throw error;
+    }
+    await db
+      .updateTable('status_lists')
+      .set((eb) => ({ used: eb('used', '+', 1) }))
+      .where('id', '=', listId)
+      .execute();
+    return { listId, index };
+  }
+  throw new CofferError('server_error', 'No free status list index was found; try again.');
+}
+
+const randomIndex = () => randomBytes(4).readUInt32BE() % LIST_SIZE;
+
+/** Writes a credential's status into its list; the version (ETag) moves so caches refetch. */
+export async function writeStatus(
+  db: Kysely<Database>,
+  listId: string,
+  index: number,
+  status: IssuedCredentialStatus,
+  now: string,
+): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const list = await db
+      .selectFrom('status_lists')
+      .selectAll()
+      .where('id', '=', listId)
+      .executeTakeFirstOrThrow();
+    const bytes = new Uint8Array(Buffer.from(list.bytes, 'base64'));
+    if (list.kind === 'token') {
+      setTokenStatus(
+        bytes,
+        TOKEN_BITS,
+        index,
+        status === 'valid'
+          ? TOKEN_STATUS.VALID
+          : status === 'revoked'
+            ? TOKEN_STATUS.INVALID
+            : TOKEN_STATUS.SUSPENDED,
+      );
+    } else {
+      setBitstringBit(bytes, index, status !== 'valid');
+    }
+    const updated = await db
+      .updateTable('status_lists')
+      .set({ bytes: Buffer.from(bytes).toString('base64'), version: list.version + 1, updated_at: now })
+      .where('id', '=', listId)
+      .where('version', '=', list.version)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 1) return;
+  }
+  throw new CofferError('server_error', 'The status list is changing too often; try again.');
+}
+
+export type ListMediaType =
+  | 'application/statuslist+jwt'
+  | 'application/statuslist+cwt'
+  | 'application/vc+jwt'
+  | 'application/vc+ld+json';
+
+/** The list as its kind serves it; a Token Status List also as CWT when asked. */
+export async function renderStatusList(
+  list: Selectable<StatusListsTable>,
+  keys: IssuerKeys,
+  publicUrl: string,
+  wantsCwt: boolean,
+  bbs2023: Bbs2023Deps,
+  now: Date,
+): Promise<{ mediaType: ListMediaType; body: string | Uint8Array }> {
+  const uri = statusListUri(publicUrl, list.id);
+  const bytes = new Uint8Array(Buffer.from(list.bytes, 'base64'));
+  const signer = { privateKey: keys.es256.privateKey, x5c: keys.es256.x5c };
+  const validUntil = new Date(now.getTime() + 24 * 3600 * 1000);
+  if (list.kind === 'token') {
+    const input = { uri, bits: TOKEN_BITS as 2, bytes, iat: now, exp: validUntil, ttl: LIST_TTL };
+    return wantsCwt
+      ? { mediaType: 'application/statuslist+cwt', body: signTokenStatusListCwt(input, signer) }
+      : { mediaType: 'application/statuslist+jwt', body: signTokenStatusListJwt(input, signer) };
+  }
+  const issuer = list.kind === 'bitstring-jwt' ? keys.issuerId : keys.bbs.did;
+  const credential = bitstringListCredential({
+    uri,
+    issuer,
+    purpose: 'revocation',
+    bytes,
+    validFrom: now,
+    validUntil,
+    ttl: LIST_TTL * 1000,
+  });
+  if (list.kind === 'bitstring-jwt')
+    return { mediaType: 'application/vc+jwt', body: signBitstringListJwt(credential, signer) };
+  const signed = await signBitstringListLdp(credential, keys.bbs, bbs2023);
+  return { mediaType: 'application/vc+ld+json', body: JSON.stringify(signed) };
+}
