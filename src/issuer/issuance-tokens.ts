@@ -16,7 +16,8 @@ export interface IssuanceToken {
   exp: number;
 }
 
-export const ISSUANCE_TOKEN_TTL = 300;
+/** Long enough for a deferred issuance polled for a quarter of an hour; bound to one offer. */
+export const ISSUANCE_TOKEN_TTL = 900;
 const SUBJECT_PREFIX = 'offer:';
 
 export async function signIssuanceToken(

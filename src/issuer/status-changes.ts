@@ -55,8 +55,17 @@ export async function changeCredentialStatus(
   }
   const now = deps.now().toISOString();
   if (row.status !== status) {
+    // Conditional on the status read: a concurrent revocation wins, and revoked stays final.
+    const changed = await deps.db
+      .updateTable('issued_credentials')
+      .set({ status })
+      .where('id', '=', row.id)
+      .where('status', '=', row.status)
+      .executeTakeFirst();
+    if (Number(changed.numUpdatedRows) !== 1) {
+      throw new CofferError('conflict', 'The credential status changed meanwhile; read it and try again.');
+    }
     await writeStatus(deps.db, row.status_list_id, row.status_index, status, now);
-    await deps.db.updateTable('issued_credentials').set({ status }).where('id', '=', row.id).execute();
   }
   return issuedCredentialView(deps.config.publicUrl, { ...row, status });
 }
