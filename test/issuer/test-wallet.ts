@@ -13,6 +13,7 @@ import {
   type IssuerMetadataResult,
   Openid4vciClient,
   Openid4vciRetrieveCredentialsError,
+  Openid4vciSendNotificationError,
 } from '@openid4vc/openid4vci';
 import { CompactSign, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { createOutboundClient } from '../../src/http/outbound.ts';
@@ -110,6 +111,36 @@ export class TestWallet {
     return jwt;
   }
 
+  /**
+   * The Deferred Credential Endpoint (§9) for a transaction_id. openid4vci 0.4.6 refuses a
+   * deferred answer carrying both `credentials` and `notification_id` (its check is inverted:
+   * §9.2 allows notification_id exactly when credentials are there), so such a 200 answer is
+   * taken from the response the library kept.
+   */
+  async deferred(
+    metadata: IssuerMetadataResult,
+    accessToken: string,
+    transactionId: string,
+  ): Promise<{ credentials?: { credential: unknown }[]; notification_id?: string }> {
+    try {
+      const { deferredCredentialResponse } = await this.client.retrieveDeferredCredentials({
+        issuerMetadata: metadata,
+        accessToken,
+        transactionId,
+      });
+      return deferredCredentialResponse as never;
+    } catch (error) {
+      const kept = error instanceof Openid4vciRetrieveCredentialsError ? error.response : undefined;
+      const invalid = (kept as { deferredCredentialResponseResult?: { success: boolean } } | undefined)
+        ?.deferredCredentialResponseResult;
+      if (kept?.response.status === 200 && invalid?.success === false) {
+        const body = (await kept.response.clone().json()) as Record<string, unknown>;
+        if (Array.isArray(body['credentials']) && typeof body['notification_id'] === 'string') return body;
+      }
+      throw error;
+    }
+  }
+
   async credentials(
     metadata: IssuerMetadataResult,
     accessToken: string,
@@ -170,7 +201,11 @@ export async function refusalOf(call: Promise<unknown>): Promise<{ status: numbe
     if (error instanceof Oauth2ClientErrorResponseError) {
       return { status: error.response.status, error: error.errorResponse.error };
     }
-    if (error instanceof Openid4vciRetrieveCredentialsError) {
+    // Credential, deferred credential and notification errors: the response the library kept.
+    if (
+      error instanceof Openid4vciRetrieveCredentialsError ||
+      error instanceof Openid4vciSendNotificationError
+    ) {
       const response = error.response.response;
       const body = (await response
         .clone()
