@@ -61,7 +61,12 @@ export async function startTlsFront(): Promise<TlsFront> {
               if (typeof value === 'string') headers.set(name, value);
             }
             const status = answer.statusCode ?? 502;
-            resolve(new Response(status === 204 ? null : Buffer.concat(chunks), { status, headers }));
+            resolve(
+              new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), {
+                status,
+                headers,
+              }),
+            );
           });
         },
       );
