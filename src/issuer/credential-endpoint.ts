@@ -13,7 +13,8 @@ import type { IssuanceToken } from './issuance-tokens.ts';
 import { queueOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import type { IssuerKeys } from './issuer-keys.ts';
-import { findConfigurations, findOffer, updateOffer } from './issuer-repository.ts';
+import { advertisedBatchSize } from './issuer-metadata.ts';
+import { findConfigurations, findOffer, listConfigurations, updateOffer } from './issuer-repository.ts';
 import { type ProvenKey, verifyKeyProofs } from './key-proofs.ts';
 import { offerClaimsContext } from './offers.ts';
 import { insertWithStatusEntry, kindOfFormat, statusListUri } from './status-lists.ts';
@@ -78,11 +79,15 @@ export async function issueCredentials(
       'This credential has been issued already for this offer.',
     );
   }
-  const proven = await verifyKeyProofs(deps, request.proofs, {
-    issuerId: keys.issuerId,
-    keyAttestation: keys.haip || configuration.key_attestations_required === true,
-    batchSize: configuration.batch_size ?? 1,
-  });
+  // The metadata's batch_size is issuer-wide: up to that many proofs are taken, and the
+  // configuration's own batch_size copies issued, on the first keys.
+  const proven = (
+    await verifyKeyProofs(deps, request.proofs, {
+      issuerId: keys.issuerId,
+      keyAttestation: keys.haip || configuration.key_attestations_required === true,
+      batchSize: advertisedBatchSize(await listConfigurations(deps.db, keys.clientId)),
+    })
+  ).slice(0, configuration.batch_size ?? 1);
   const claims = await claimsOf(deps, offer, configurationId, configuration);
   if (claims === null) return deferIssuance(deps, offer, { configurationId, keys: proven });
   return {

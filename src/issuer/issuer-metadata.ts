@@ -10,13 +10,21 @@ export const issuerEndpoints = (issuerId: string) => ({
   notification_endpoint: `${issuerId}/notification`,
 });
 
+/**
+ * The issuer's batch_size (§12.2.4): the largest of its configurations'. It is issuer-wide, so a
+ * wallet may send that many proofs for any configuration (the credential endpoint then issues
+ * the copies that configuration allows).
+ */
+export const advertisedBatchSize = (configurations: Map<string, CredentialConfiguration>) =>
+  Math.max(1, ...[...configurations.values()].map((c) => c.batch_size ?? 1));
+
 /** Credential Issuer Metadata (§12.2.4) of one issuer. */
 export function credentialIssuerMetadata(
   keys: IssuerKeys,
   configurations: Map<string, CredentialConfiguration>,
   options: { authorizationServer: string; name: string },
 ) {
-  const batch = Math.max(1, ...[...configurations.values()].map((c) => c.batch_size ?? 1));
+  const batch = advertisedBatchSize(configurations);
   return {
     credential_issuer: keys.issuerId,
     authorization_servers: [options.authorizationServer],
