@@ -122,6 +122,17 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(issued.body.data.length, 3);
     });
 
+    it("a wallet sending as many proofs as the issuer's batch_size is not refused for a smaller configuration", async () => {
+      // The metadata's batch_size (3, from 'badge') is issuer-wide: a wallet may send that many
+      // proofs for 'degree' too. It gets the copies 'degree' allows (one), on its first key.
+      const offer = await world.offer({ configuration_ids: ['degree'], claims: { degree: DEGREE } });
+      const { credentials, keys, metadata } = await world.wallet.receive(offer.offer_link, { copies: 3 });
+      assert.equal(metadata.credentialIssuer.batch_credential_issuance?.batch_size, 3);
+      assert.equal(credentials.length, 1);
+      const { payload } = await verifySdJwtVc(credentials[0] as string, world.ca, world.front.fetch);
+      assert.ok(sameKey(keys[0]!.jwk, (payload['cnf'] as any).jwk), 'bound to the first proof key');
+    });
+
     it('two proofs by the same key are refused', async () => {
       const { metadata, accessToken } = await redeemed('badge');
       const key = await world.wallet.newKey();
