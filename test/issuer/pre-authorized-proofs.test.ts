@@ -175,7 +175,10 @@ for (const kind of DATABASE_KINDS) {
       assert.equal((await tracking(offerId)).status, 'issued');
 
       const again = await refusalOf(wallet.deferred(metadata, accessToken, transactionId));
-      assert.equal(again.error, 'invalid_transaction_id');
+      assert.deepEqual(again, { status: 400, error: 'invalid_transaction_id' });
+      // The deferred answer's notification_id works as an immediate one does.
+      await wallet.notify(metadata, accessToken, delivered.notification_id!, 'credential_accepted');
+      assert.equal((await tracking(offerId)).status, 'accepted');
     });
 
     it('notifications show in the offer: credential_accepted, credential_deleted', async () => {
