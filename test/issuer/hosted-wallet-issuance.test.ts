@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import {
+  TOKEN_LIST_ACCEPT,
+  TOKEN_LIST_CWT_MEDIA_TYPE,
+  tokenStatusAt,
+  verifyTokenStatusListCwt,
+} from '../../src/status/token-status-list.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import {
   decideIssuance,
@@ -150,7 +157,7 @@ for (const kind of DATABASE_KINDS) {
           status: 'revoked',
         });
         assert.equal(change.status, 200, change.text);
-        pairs.push({ kept, revoked });
+        pairs.push({ kept, revoked, issued });
       }
       for (const { kept, revoked } of pairs) {
         const shownRevoked = await shownIn(world, revoked.received.credential_id);
@@ -158,6 +165,36 @@ for (const kind of DATABASE_KINDS) {
         const shownKept = await shownIn(world, kept.received.credential_id);
         assert.equal(shownKept.status?.state, 'valid', JSON.stringify(shownKept));
       }
+    });
+
+    test("the mdoc's Token Status List in its CWT form (asked for alone) reads, with Coffer's reader and the issuer's key, revoked at the credential's index", async () => {
+      const kept = await receive(world, 'licence', { [NS]: { given_name: 'Alan' } });
+      const revoked = await receive(world, 'licence', { [NS]: { given_name: 'Alan' } });
+      const [keptEntry] = await issuedBy(world, kept.created.id);
+      const [revokedEntry] = await issuedBy(world, revoked.created.id);
+      const change = await world.api('POST', `/v1/issuer/credentials/${revokedEntry.id}/status`, {
+        status: 'revoked',
+      });
+      assert.equal(change.status, 200, change.text);
+      const { uri } = revokedEntry.status_list;
+      assert.equal(keptEntry.status_list.uri, uri, 'both in one list');
+      const asCwt = await world.front.fetch(uri, { headers: { accept: TOKEN_LIST_CWT_MEDIA_TYPE } });
+      assert.equal(asCwt.status, 200);
+      assert.equal(asCwt.headers.get('content-type'), TOKEN_LIST_CWT_MEDIA_TYPE);
+      const list = verifyTokenStatusListCwt(
+        new Uint8Array(await asCwt.arrayBuffer()),
+        uri,
+        new X509Certificate(world.issuerLeaf.pem).publicKey,
+        new Date(),
+      );
+      assert.deepEqual(tokenStatusAt(list, revokedEntry.status_list.index), { state: 'revoked' });
+      assert.deepEqual(tokenStatusAt(list, keptEntry.status_list.index), { state: 'valid' });
+      const either = await world.front.fetch(uri, { headers: { accept: TOKEN_LIST_ACCEPT } });
+      assert.equal(
+        either.headers.get('content-type'),
+        'application/statuslist+jwt',
+        'the JWT when both are taken',
+      );
     });
   });
 }

@@ -28,6 +28,8 @@ export interface IssuerAndWallet extends HostedWallet {
   token: string;
   issuerId: string;
   issuerCa: Certified;
+  /** The issuer's signing certificate (ES256). */
+  issuerLeaf: Certified;
   /** The tenant API of the issuer (x-api-token). */
   api(method: string, p: string, body?: unknown): ReturnType<TestServer['request']>;
   close(): Promise<void>;
@@ -96,6 +98,7 @@ export async function startIssuerAndWallet(
       token,
       issuerId,
       issuerCa,
+      issuerLeaf: leaf,
       account,
       user,
       cookie: undefined,
