@@ -26,6 +26,9 @@ export function preAuthorizedGrant(deps: IssuerDeps): GrantExtension {
         'pre-authorized_grant_anonymous_access_supported': true,
         authorization_details_types_supported: ['openid_credential'],
       },
+      // HAIP issuers ask for a Wallet Attestation (OAuth 2.0 Attestation-Based Client
+      // Authentication); wallets send one only when the metadata names the method.
+      tokenEndpointAuthMethods: ['attest_jwt_client_auth'],
     },
     handles: (request) => request.grant_type === PRE_AUTHORIZED_GRANT,
     exchange: (request, jkt) => redeemPreAuthorizedCode(deps, request, jkt),

@@ -14,7 +14,11 @@ export const OIDC_PATHS = {
 /** OpenID Connect Discovery 1.0 metadata of this provider. */
 export function discoveryDocument(
   issuer: string,
-  extensions: { grantTypes: string[]; members: Record<string, unknown> }[] = [],
+  extensions: {
+    grantTypes: string[];
+    members: Record<string, unknown>;
+    tokenEndpointAuthMethods?: string[];
+  }[] = [],
 ) {
   return {
     ...Object.assign({}, ...extensions.map((e) => e.members)),
@@ -40,7 +44,12 @@ export function discoveryDocument(
     ],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    token_endpoint_auth_methods_supported: [
+      'client_secret_basic',
+      'client_secret_post',
+      'none',
+      ...extensions.flatMap((e) => e.tokenEndpointAuthMethods ?? []),
+    ],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login'],
     authorization_response_iss_parameter_supported: true,

@@ -52,8 +52,11 @@ export interface ExtensionTokenResponse {
  * whole request, with the DPoP key already proven, and answers the token response.
  */
 export interface GrantExtension {
-  /** What the provider's metadata adds for it (grant types, authorization_details types). */
-  metadata: { grantTypes: string[]; members: Record<string, unknown> };
+  /**
+   * What the provider's metadata adds for it (grant types, authorization_details types, token
+   * endpoint authentication methods such as attest_jwt_client_auth).
+   */
+  metadata: { grantTypes: string[]; members: Record<string, unknown>; tokenEndpointAuthMethods?: string[] };
   handles(request: TokenRequest): boolean;
   exchange(request: TokenRequest, jkt: string | null, ip: string): Promise<ExtensionTokenResponse>;
 }

@@ -96,6 +96,9 @@ export async function startIssuanceWorld(
   }
 }
 
+/** What driving the hosted wallet needs: the server, the person and their wallet session. */
+export type HostedWallet = Pick<IssuanceWorld, 'server' | 'account' | 'user' | 'cookie'>;
+
 export interface Opened {
   status: number;
   location: string | null;
@@ -103,7 +106,7 @@ export interface Opened {
 }
 
 /** The person's browser opens the wallet's Credential Offer Endpoint with the issuer's query. */
-export async function openOffer(world: IssuanceWorld, query: string, accept?: string): Promise<Opened> {
+export async function openOffer(world: HostedWallet, query: string, accept?: string): Promise<Opened> {
   const response = await fetch(`${world.server.url}/v1/oid4vci/offer?${query}`, {
     redirect: 'manual',
     headers: {
@@ -115,7 +118,7 @@ export async function openOffer(world: IssuanceWorld, query: string, accept?: st
 }
 
 /** Opens an offer and, the first time, logs in inside the interaction; returns its path. */
-export async function startIssuance(world: IssuanceWorld, query: string): Promise<string> {
+export async function startIssuance(world: HostedWallet, query: string): Promise<string> {
   const opened = await openOffer(world, query);
   assert.equal(opened.status, 303, opened.text);
   const interactionPath = opened.location!;
@@ -127,21 +130,18 @@ export async function startIssuance(world: IssuanceWorld, query: string): Promis
   return interactionPath;
 }
 
-export async function issuanceView(world: IssuanceWorld, interactionPath: string): Promise<Json> {
+export async function issuanceView(world: HostedWallet, interactionPath: string): Promise<Json> {
   const view = await interactionView(world.server, interactionPath);
   assert.equal(view.status, 200, JSON.stringify(view.body));
   assert.equal(view.body.kind, 'issuance');
   return view.body.issuance;
 }
 
-export const decideIssuance = (
-  world: IssuanceWorld,
-  interactionPath: string,
-  body: Record<string, unknown>,
-) => postInteraction(world.server, interactionPath, 'consent', body);
+export const decideIssuance = (world: HostedWallet, interactionPath: string, body: Record<string, unknown>) =>
+  postInteraction(world.server, interactionPath, 'consent', body);
 
 /** Every credential of the person, as the list endpoint shows them. */
-export async function listed(world: IssuanceWorld): Promise<Json[]> {
+export async function listed(world: HostedWallet): Promise<Json[]> {
   const list = await world.server.request('GET', '/v1/openidc/credentials', { headers: world.user.bearer });
   assert.equal(list.status, 200, list.text);
   return (list.body as Json).data;
