@@ -416,7 +416,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     },
     issuerKeys: createIssuerKeyCache(
       (clientId) => findIssuerRow(database.db, clientId),
-      (row) => openIssuerKeys(cipher, config.publicUrl, row),
+      (row) =>
+        openIssuerKeys(
+          cipher,
+          config.publicUrl,
+          row,
+          deriveKey(context.masterKey, 'issuer-request-encryption/v1'),
+        ),
     ),
     config: { publicUrl: config.publicUrl, allowPrivateTargets: config.allowPrivateTargets },
     now: () => new Date(),
