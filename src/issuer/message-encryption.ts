@@ -27,7 +27,11 @@ const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc6
  * that are reduced to a P-256 private scalar in [1, n-1] (FIPS 186-5 A.2.1, "extra random bits"),
  * so the key is the same on every instance and after every restart, needs no column and no
  * migration, and is never shared between issuers. Rotating it means a new purpose label. It only
- * protects requests in transit (the wallet's key for the answer, its proofs); nothing at rest.
+ * protects requests in transit (the wallet's key for the answer, its proofs); nothing at rest is
+ * encrypted to it, so `coffer master-key rotate` has nothing to re-encrypt: the key (and its kid)
+ * simply changes with the master key, and a wallet holding metadata older than that (cached up to
+ * 60 s) is told its request is not encrypted to this issuer's key, fetches the metadata again and
+ * retries.
  */
 export function deriveRequestEncryptionKey(secret: Uint8Array, clientId: number): RequestEncryptionKey {
   const okm = Buffer.from(
