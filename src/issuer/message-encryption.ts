@@ -140,10 +140,11 @@ const ENCRYPTION_CURVES: Record<string, string[]> = {
  */
 export async function responseEncryptionOf(requested: unknown): Promise<ResponseEncryption | null> {
   if (requested === undefined) return null;
-  const { jwk, enc, zip } = (requested ?? {}) as {
+  const { jwk, enc, zip, alg } = (requested ?? {}) as {
     jwk?: Record<string, unknown>;
     enc?: unknown;
     zip?: unknown;
+    alg?: unknown;
   };
   if (typeof enc !== 'string' || !ENC_VALUES.includes(enc)) {
     throw encryptionError(`credential_response_encryption.enc must be ${ENC_VALUES.join(' or ')}.`);
@@ -160,7 +161,10 @@ export async function responseEncryptionOf(requested: unknown): Promise<Response
   if (jwk['use'] !== undefined && jwk['use'] !== 'enc') {
     throw encryptionError('credential_response_encryption.jwk is not an encryption key (use).');
   }
-  if (jwk['alg'] !== ALG) {
+  // 1.0 puts alg in the JWK (§10); drafts up to 15 (and @openid4vc/openid4vci 0.4's request
+  // type) put it beside the JWK. Either names ECDH-ES; they must not disagree.
+  const named = jwk['alg'] ?? alg;
+  if (named !== ALG || (alg !== undefined && alg !== named)) {
     throw encryptionError(`credential_response_encryption.jwk must carry alg ${ALG} (§10).`);
   }
   let key: ResponseEncryption['key'];

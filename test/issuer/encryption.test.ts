@@ -1,6 +1,8 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { Openid4vciClient } from '@openid4vc/openid4vci';
 import {
   CompactEncrypt,
   calculateJwkThumbprint,
@@ -11,8 +13,10 @@ import {
   generateKeyPair,
   importJWK,
   type JWK,
+  SignJWT,
 } from 'jose';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { startTlsFront } from '../verifier/tls-front.ts';
 import { type IssuerWorld, proofKey, startIssuerWorld } from './issuer-helpers.ts';
 
 /**
@@ -288,6 +292,7 @@ for (const kind of DATABASE_KINDS) {
         { ...wallet.jwk, d: 'AAAA' },
         { kty: 'oct', k: 'AAAA', alg: 'ECDH-ES' },
         { ...wallet.jwk, alg: undefined },
+        { ...wallet.jwk, alg: 'ECDH-ES+A128KW' },
       ]) {
         const response = await post(
           'credential',
@@ -296,6 +301,20 @@ for (const kind of DATABASE_KINDS) {
         );
         assert.equal(await refusal(response), 'invalid_encryption_parameters', JSON.stringify(jwk));
       }
+      assert.equal(
+        await refusal(
+          await post(
+            'credential',
+            flow.accessToken,
+            await encryptTo(issuerKey, {
+              ...payload,
+              credential_response_encryption: { jwk: wallet.jwk, alg: 'RSA-OAEP', enc: 'A256GCM' },
+            }),
+          ),
+        ),
+        'invalid_encryption_parameters',
+        'an alg beside the JWK that disagrees with it',
+      );
       // §8.2: asking for an encrypted answer in a plain request.
       assert.equal(
         await refusal(
@@ -332,6 +351,92 @@ for (const kind of DATABASE_KINDS) {
     it('still needs the access token before it opens anything', async () => {
       const response = await post('credential', 'not-a-token', await encryptTo(issuerKey, {}));
       assert.equal(response.status, 401);
+    });
+  });
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`issuer, encryption with a wallet on @openid4vc/openid4vci (${kind})`, () => {
+    it('the library reads the offer, metadata, token and nonce; the request and answer travel encrypted', async () => {
+      const front = await startTlsFront();
+      const world = await startIssuerWorld(kind, { PUBLIC_URL: front.url });
+      front.target = world.server.url;
+      try {
+        const put = await world.api('PUT', '/v1/issuer/configurations/degree', {
+          format: 'dc+sd-jwt',
+          vct: 'https://example.edu/degree',
+          claims: [{ path: ['degree'] }],
+        });
+        assert.equal(put.status, 201, put.text);
+        const offer = await world.api('POST', '/v1/issuer/offers', {
+          configuration_ids: ['degree'],
+          claims: { degree: { degree: 'PhD' } },
+        });
+        assert.equal(offer.status, 201, offer.text);
+
+        const holder = await generateKeyPair('ES256', { extractable: true });
+        const holderJwk = await exportJWK(holder.publicKey);
+        const client = new Openid4vciClient({
+          callbacks: {
+            fetch: front.fetch,
+            hash: (data: Uint8Array, alg: string) =>
+              new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
+            generateRandom: (length: number) => new Uint8Array(randomBytes(length)),
+            signJwt: async (_signer: unknown, jwt: { header: any; payload: any }) => ({
+              jwt: await new SignJWT(jwt.payload).setProtectedHeader(jwt.header).sign(holder.privateKey),
+              signerJwk: holderJwk as any,
+            }),
+            clientAuthentication: () => {},
+          } as never,
+        });
+        const credentialOffer = await client.resolveCredentialOffer(offer.body.data.offer_link);
+        const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+        const published = issuerMetadata.credentialIssuer as any;
+        assert.equal(published.credential_response_encryption.encryption_required, false);
+        const issuerKey = published.credential_request_encryption.jwks.keys[0] as JWK;
+        const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+          credentialOffer,
+          issuerMetadata,
+        });
+        const { c_nonce } = await client.requestNonce({ issuerMetadata });
+        const { jwt } = await client.createCredentialRequestJwtProof({
+          issuerMetadata,
+          credentialConfigurationId: 'degree',
+          nonce: c_nonce,
+          signer: { method: 'jwk', alg: 'ES256', publicJwk: holderJwk as any },
+        });
+
+        const wallet = await responseKey();
+        const jwe = await encryptTo(issuerKey, {
+          credential_configuration_id: 'degree',
+          proofs: { jwt: [jwt] },
+          // The shape the library's request type declares (drafts): alg beside the JWK, not in it.
+          credential_response_encryption: {
+            jwk: { ...wallet.jwk, alg: undefined },
+            alg: 'ECDH-ES',
+            enc: 'A128GCM',
+          },
+        });
+        const response = await front.fetch(published.credential_endpoint, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${accessTokenResponse.access_token}`,
+            'content-type': 'application/jwt',
+          },
+          body: jwe,
+        });
+        const text = await response.text();
+        assert.equal(response.status, 200, text);
+        assert.equal(response.headers.get('content-type'), 'application/jwt');
+        const { body, header } = await wallet.open(text);
+        assert.equal(header.enc, 'A128GCM');
+        const issued = decodeJwt(body.credentials[0].credential.split('~')[0]) as any;
+        assert.equal(issued.iss, credentialOffer.credential_issuer);
+        assert.deepEqual(issued.cnf.jwk, holderJwk);
+      } finally {
+        await world.close();
+        await front.close();
+      }
     });
   });
 }
