@@ -390,6 +390,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await verifierWorker.stop();
   });
+  // The seed of each issuer's request encryption key (issuer/message-encryption.ts).
+  const issuerRequestEncryption = deriveKey(context.masterKey, 'issuer-request-encryption/v1');
   // Coffer as a credential issuer for its tenants: the API, the wallet-facing endpoints, status lists.
   const issuer: IssuerDeps = {
     db: database.db,
@@ -416,7 +418,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     },
     issuerKeys: createIssuerKeyCache(
       (clientId) => findIssuerRow(database.db, clientId),
-      (row) => openIssuerKeys(cipher, config.publicUrl, row),
+      (row) => openIssuerKeys(cipher, config.publicUrl, row, issuerRequestEncryption),
     ),
     config: { publicUrl: config.publicUrl, allowPrivateTargets: config.allowPrivateTargets },
     now: () => new Date(),

@@ -9,6 +9,7 @@ import {
 } from '../formats/credential-issuance.ts';
 import { pemCertificates } from '../keys/certificate-chain.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
+import { deriveRequestEncryptionKey, type RequestEncryptionKey } from './message-encryption.ts';
 
 /** The credential issuer identifier of a client (DESIGN.md): a path under PUBLIC_URL. */
 export const issuerIdOf = (publicUrl: string, clientId: number) => `${publicUrl}/issuers/${clientId}`;
@@ -36,12 +37,16 @@ export interface IssuerKeys {
   bbs: { secretKey: Uint8Array; publicKey: Uint8Array; did: string; verificationMethod: string };
   /** What the formats sign with (formats/credential-issuance.ts), its ES256 key imported once. */
   material: IssuerSigningMaterial;
+  /** The credential_request_encryption key (§10), derived, not stored (message-encryption.ts). */
+  encryption: RequestEncryptionKey;
 }
 
 export async function openIssuerKeys(
   cipher: FieldCipher,
   publicUrl: string,
   row: Selectable<IssuersTable>,
+  /** deriveKey(master key, 'issuer-request-encryption/v1'): each issuer's encryption key comes from it. */
+  requestEncryptionSecret: Uint8Array,
 ): Promise<IssuerKeys> {
   const privateJwk = JSON.parse(cipher.decrypt(row.key_sealed, es256Context(row.client_id))) as JsonWebKey;
   const secretKey = new Uint8Array(
@@ -71,6 +76,7 @@ export async function openIssuerKeys(
       verificationMethod: `${row.bbs_did}#${row.bbs_did.slice('did:key:'.length)}`,
     },
     material,
+    encryption: deriveRequestEncryptionKey(requestEncryptionSecret, row.client_id),
   };
 }
 

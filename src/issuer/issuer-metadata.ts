@@ -2,6 +2,7 @@ import { signEs256Jws } from '../status/list-signer.ts';
 import type { CredentialConfiguration } from './configurations.ts';
 import { configurationMetadata } from './configurations.ts';
 import type { IssuerKeys } from './issuer-keys.ts';
+import { encryptionMetadata } from './message-encryption.ts';
 
 export const issuerEndpoints = (issuerId: string) => ({
   credential_endpoint: `${issuerId}/credential`,
@@ -29,6 +30,7 @@ export function credentialIssuerMetadata(
     credential_issuer: keys.issuerId,
     authorization_servers: [options.authorizationServer],
     ...issuerEndpoints(keys.issuerId),
+    ...encryptionMetadata(keys.encryption),
     ...(batch >= 2 ? { batch_credential_issuance: { batch_size: batch } } : {}),
     display: [{ name: options.name }],
     credential_configurations_supported: Object.fromEntries(

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { callerOf, requireApiToken } from '../clients/api-auth.ts';
 import { CofferError, notFound } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
@@ -36,6 +36,12 @@ import {
   StatusChangeBody,
   StatusListParams,
 } from './issuer-schemas.ts';
+import {
+  openEncryptedRequest,
+  type ResponseEncryption,
+  responseEncryptionOf,
+  sealResponse,
+} from './message-encryption.ts';
 import { receiveNotification } from './notifications.ts';
 import { renderOfferPage } from './offer-page.ts';
 import {
@@ -370,6 +376,66 @@ export const issuerRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app, d
 
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
 
+  /**
+   * The body of a (deferred) credential request: JSON, or a compact JWE of that JSON sent as
+   * application/jwt (§10), opened and then validated with the same schema as a JSON body. A request
+   * asking for an encrypted answer must itself be encrypted (§8.2, §9.1), so that nobody on the
+   * way can swap the wallet's key for theirs. Checked before anything is issued.
+   */
+  async function credentialRequestOf(
+    request: FastifyRequest,
+    keys: IssuerKeys,
+    schema: TSchema,
+  ): Promise<{ body: Record<string, unknown>; encryption: ResponseEncryption | null }> {
+    let body = request.body;
+    const encrypted = typeof body === 'string';
+    if (typeof body === 'string') {
+      body = await openEncryptedRequest(keys.encryption, body);
+      const validate = request.compileValidationSchema(schema, 'body');
+      if (!validate(body)) {
+        const details = (validate.errors ?? []).map((issue) => ({
+          path: `/body${issue.instancePath}`,
+          message: issue.message ?? 'is invalid',
+        }));
+        throw new CofferError(
+          'invalid_credential_request',
+          `The decrypted request is invalid: ${details[0]?.path} ${details[0]?.message}.`,
+          { status: 400, details },
+        );
+      }
+    } else if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+      throw new CofferError(
+        'unsupported_media_type',
+        'Send the request as application/json, or encrypted as application/jwt.',
+      );
+    }
+    const fields = body as Record<string, unknown>;
+    if (fields['credential_response_encryption'] !== undefined && !encrypted) {
+      throw new CofferError(
+        'invalid_encryption_parameters',
+        'A request with credential_response_encryption must itself be encrypted (application/jwt).',
+        { status: 400 },
+      );
+    }
+    return { body: fields, encryption: await responseEncryptionOf(fields['credential_response_encryption']) };
+  }
+
+  /** The answer, as a JWE to the wallet's key when it asked for one (errors never are, §8.3.1.2). */
+  async function answer(reply: FastifyReply, encryption: ResponseEncryption | null, body: object) {
+    if (!encryption) return reply.send(body);
+    return reply.type('application/jwt').send(await sealResponse(encryption, body));
+  }
+
+  /** The same body schema for JSON and, once decrypted, for the JWE (which arrives as text). */
+  const jsonOrJwe = (schema: TSchema) => ({
+    content: {
+      'application/json': { schema },
+      'application/jwt': {
+        schema: Type.String({ minLength: 1, maxLength: 200_000, description: 'A compact JWE (§10)' }),
+      },
+    },
+  });
+
   app.post(
     '/issuers/:clientId/credential',
     {
@@ -377,7 +443,7 @@ export const issuerRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app, d
         tags: walletTags,
         summary: 'Credential Endpoint (§8): one configuration, one copy per proof key',
         params: IssuerParams,
-        body: CredentialRequestBody,
+        body: jsonOrJwe(CredentialRequestBody),
         response: {
           200: CredentialResponseBody,
           202: CredentialResponseBody,
@@ -389,9 +455,10 @@ export const issuerRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app, d
       const keys = await issuerOf(request.params.clientId);
       noStore(reply);
       const token = await issuanceTokenOf(request, keys, 'credential');
-      const answer = await issueCredentials(deps, keys, token, request.body as never);
-      reply.code(answer.kind === 'issued' ? 200 : 202);
-      return answer.body;
+      const { body, encryption } = await credentialRequestOf(request, keys, CredentialRequestBody);
+      const issued = await issueCredentials(deps, keys, token, body);
+      reply.code(issued.kind === 'issued' ? 200 : 202);
+      return answer(reply, encryption, issued.body);
     },
   );
 
@@ -402,7 +469,7 @@ export const issuerRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app, d
         tags: walletTags,
         summary: 'Deferred Credential Endpoint (§9)',
         params: IssuerParams,
-        body: DeferredRequestBody,
+        body: jsonOrJwe(DeferredRequestBody),
         response: { 200: CredentialResponseBody, ...errorResponses(400, 401, 404, 413, 415, 429) },
       },
     },
@@ -410,7 +477,12 @@ export const issuerRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app, d
       const keys = await issuerOf(request.params.clientId);
       noStore(reply);
       const token = await issuanceTokenOf(request, keys, 'deferred-credential');
-      return issueDeferred(deps, keys, token, request.body.transaction_id);
+      const { body, encryption } = await credentialRequestOf(request, keys, DeferredRequestBody);
+      return answer(
+        reply,
+        encryption,
+        await issueDeferred(deps, keys, token, body['transaction_id'] as string),
+      );
     },
   );
 
