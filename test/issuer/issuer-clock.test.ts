@@ -164,6 +164,19 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(raw.status, 400);
       assert.equal(((await raw.json()) as any).error, 'invalid_notification_request');
       assert.equal((await tracking(offer.id)).status, 'issued', 'an unknown event changes nothing');
+      for (const malformed of [{ notification_id: notificationId }, { event: 'credential_failure' }]) {
+        const refused = await world.front.fetch(`${world.issuerId}/notification`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify(malformed),
+        });
+        assert.equal(refused.status, 400);
+        assert.equal(
+          ((await refused.json()) as any).error,
+          'invalid_notification_request',
+          'a missing parameter',
+        );
+      }
 
       await world.wallet.notify(metadata, accessToken, notificationId, 'credential_failure');
       const data = await tracking(offer.id);
