@@ -108,6 +108,8 @@ export interface AppContext {
   logStream?: NodeJS.WritableStream;
   /** How the wallet reaches verifiers; made from the configuration when absent (tests pass their CA). */
   outbound?: OutboundClient;
+  /** The credential issuer's clock (offers, c_nonces, key proofs, issuance tokens); the system clock when absent. Tests move it. */
+  issuerClock?: () => Date;
 }
 
 /** Where logs must never show a secret, whatever a later log call includes. */
@@ -421,7 +423,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       (row) => openIssuerKeys(cipher, config.publicUrl, row, issuerRequestEncryption),
     ),
     config: { publicUrl: config.publicUrl, allowPrivateTargets: config.allowPrivateTargets },
-    now: () => new Date(),
+    now: context.issuerClock ?? (() => new Date()),
     log: app.log,
   };
   await app.register(issuerRoutes, issuer);

@@ -496,11 +496,19 @@ export const issuerRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app, d
         body: NotificationBody,
         response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 413, 415, 429) },
       },
+      // §11.3: a request missing a parameter or malformed is invalid_notification_request.
+      attachValidation: true,
     },
     async (request, reply) => {
       const keys = await issuerOf(request.params.clientId);
       noStore(reply);
       const token = await issuanceTokenOf(request, keys, 'notification');
+      if (request.validationError) {
+        throw new CofferError(
+          'invalid_notification_request',
+          'The Notification Request needs notification_id and event (strings).',
+        );
+      }
       await receiveNotification(deps, token, request.body);
       return reply.code(204).send(null);
     },

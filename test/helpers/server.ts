@@ -41,6 +41,8 @@ export interface TestServer {
 export interface TestServerOptions {
   /** How the wallet reaches verifiers, e.g. an outbound client that trusts a test verifier's CA. */
   outbound?: OutboundClient;
+  /** The credential issuer's clock, for tests of expiry. */
+  issuerClock?: () => Date;
 }
 
 /** A real Coffer server on 127.0.0.1 (random port) over a fresh database of the given kind. */
@@ -75,6 +77,7 @@ export async function startTestServer(
     database,
     masterKey,
     ...(options.outbound ? { outbound: options.outbound } : {}),
+    ...(options.issuerClock ? { issuerClock: options.issuerClock } : {}),
   });
   await app.listen({ host: '127.0.0.1', port });
   const url = `http://127.0.0.1:${port}`;

@@ -246,7 +246,7 @@ export interface OfferData {
 
 export async function startInteropIssuer(
   kind: DatabaseKind,
-  options: { trust?: string[]; env?: Record<string, string> } = {},
+  options: { trust?: string[]; env?: Record<string, string>; issuerClock?: () => Date } = {},
 ): Promise<InteropIssuer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'coffer-issuer-interop-'));
   const ca = await makeCertificate({ subject: 'C=GB, CN=Test Issuer CA', ca: true });
@@ -257,7 +257,12 @@ export async function startInteropIssuer(
   const server = await startTestServer(
     kind,
     { ALLOW_PRIVATE_TARGETS: 'true', PUBLIC_URL: front.url, ...options.env },
-    options.trust ? { outbound: createOutboundClient({ allowPrivateTargets: true, ca: options.trust }) } : {},
+    {
+      ...(options.trust
+        ? { outbound: createOutboundClient({ allowPrivateTargets: true, ca: options.trust }) }
+        : {}),
+      ...(options.issuerClock ? { issuerClock: options.issuerClock } : {}),
+    },
   );
   front.target = server.url;
   const { clientId, token } = await server.createMaster('University');
