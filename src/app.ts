@@ -31,6 +31,8 @@ import { registerValidation } from './http/validation.ts';
 import { createInteractionKinds } from './interaction/interaction-kinds.ts';
 import { interactionRoutes } from './interaction/interaction-routes.ts';
 import type { InteractionDeps } from './interaction/interaction-service.ts';
+import { issuerAuthorizationCodeGrant, issuerLoginKind } from './issuer/authorization-grant.ts';
+import { issuerAuthorization } from './issuer/authorization-request.ts';
 import { startIssuerWorker } from './issuer/issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer/issuer-deps.ts';
 import { createIssuerKeyCache, openIssuerKeys } from './issuer/issuer-keys.ts';
@@ -54,6 +56,7 @@ import { consentKind } from './oid4vp/consent-kind.ts';
 import { oid4vpRoutes } from './oid4vp/oid4vp-routes.ts';
 import type { PresentationDeps } from './oid4vp/presentation-service.ts';
 import { registeredVerifier } from './oid4vp/verifier-registry.ts';
+import type { AuthorizationExtension } from './oidc/authorization-extensions.ts';
 import { createCodeConsumer } from './oidc/code-repository.ts';
 import type { DpopDeps } from './oidc/dpop.ts';
 import { createProofRecorder } from './oidc/dpop-repository.ts';
@@ -253,7 +256,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     grantExtensions: [],
   };
   startExpiredRowSweeper(app, database.db, config.accessTokenTtl);
-  await app.register(oidcRoutes, { interactions, tokens, store });
+  const authorizationExtensions: AuthorizationExtension[] = [];
+  await app.register(oidcRoutes, { interactions, tokens, store, authorizationExtensions });
 
   const contexts = createContextRegistry(async (url) => {
     const registered = await findRegisteredContext(database.db, url);
@@ -427,7 +431,9 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(issuerRoutes, issuer);
-  tokens.grantExtensions.push(preAuthorizedGrant(issuer));
+  tokens.grantExtensions.push(preAuthorizedGrant(issuer), issuerAuthorizationCodeGrant(issuer));
+  authorizationExtensions.push(issuerAuthorization(issuer, interactions));
+  interactions.kinds.register(issuerLoginKind(issuer, interactions));
   const issuerWorker = startIssuerWorker(issuer);
   app.addHook('onClose', async () => {
     await issuerWorker.stop();

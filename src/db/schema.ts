@@ -84,7 +84,7 @@ export interface SigningKeysTable {
 }
 
 /** A log-in for a client, a presentation, an issuance, the wallet page's log-in, a sign-out confirmation. */
-export type InteractionKind = 'login' | 'consent' | 'issuance' | 'wallet' | 'logout';
+export type InteractionKind = 'login' | 'consent' | 'issuance' | 'wallet' | 'logout' | 'issuer-login';
 
 export interface InteractionsTable {
   id: string;

@@ -45,10 +45,12 @@ export function discoveryDocument(
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     token_endpoint_auth_methods_supported: [
-      'client_secret_basic',
-      'client_secret_post',
-      'none',
-      ...extensions.flatMap((e) => e.tokenEndpointAuthMethods ?? []),
+      ...new Set([
+        'client_secret_basic',
+        'client_secret_post',
+        'none',
+        ...extensions.flatMap((e) => e.tokenEndpointAuthMethods ?? []),
+      ]),
     ],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login'],

@@ -12,11 +12,12 @@ import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from '../interact
 import type { EncryptedStore } from '../storage/index.ts';
 import { findUserById } from '../users/user-repository.ts';
 import { authorizationResponse, issueAuthorizationCode } from './authorization.ts';
+import type { AuthorizationExtension } from './authorization-extensions.ts';
 import { checkAuthorizationRequest } from './authorize-request.ts';
 import { bearerOf, requireBearer } from './bearer.ts';
 import { clientCredentialsOf } from './client-authentication.ts';
 import { discoveryDocument, OIDC_PATHS } from './discovery.ts';
-import { currentDpopNonce, dpopHeaderOf } from './dpop.ts';
+import { currentDpopNonce, dpopHeaderOf, verifyDpopProof } from './dpop.ts';
 import { type EndSessionParameters, endSession } from './end-session.ts';
 import { accessTokenClaims } from './login-claims.ts';
 import { startLoginInteraction } from './login-kind.ts';
@@ -39,6 +40,8 @@ export interface OidcRouteDeps {
   interactions: InteractionDeps;
   tokens: TokenDeps;
   store: EncryptedStore;
+  /** Authorization requests other services answer (credential issuance, OpenID4VCI §5); read per request. */
+  authorizationExtensions: AuthorizationExtension[];
 }
 
 /** OAuth endpoints take the form bodies of their RFCs, and JSON (the contract's token request). */
@@ -112,6 +115,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const query = request.query as Record<string, unknown>;
+      const extension = await extensionFor(query);
+      if (extension) {
+        const outcome = await extension.authorize(query);
+        if ('redirectTo' in outcome) return reply.redirect(outcome.redirectTo, 303);
+        const cspNonce = startPage(reply.code(400));
+        return renderErrorPage({ title: 'This request is not valid', message: outcome.errorPage, cspNonce });
+      }
       const check = await resolveAuthorizationRequest(query);
       if (check.kind === 'error_page') {
         const cspNonce = startPage(reply.code(400));
@@ -158,6 +168,14 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     },
   );
 
+  /** The extension (credential issuance) whose request this is, if any. */
+  async function extensionFor(params: Record<string, unknown>) {
+    for (const extension of deps.authorizationExtensions) {
+      if (await extension.handles(params)) return extension;
+    }
+    return undefined;
+  }
+
   /** A pushed request (RFC 9126 §4) stands for the query, which then only names the client. */
   async function resolveAuthorizationRequest(query: Record<string, unknown>) {
     const find = (id: number) => findClient(db, id);
@@ -193,6 +211,24 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
+      const extension = await extensionFor(request.body);
+      if (extension) {
+        // Wallets are public clients; a DPoP proof binds the code to its key (RFC 9449 §10.1).
+        const proof = dpopHeaderOf(request.headers.dpop);
+        const dpopJkt = proof
+          ? (await verifyDpopProof(deps.tokens.dpop, proof, { method: 'POST', url: issuer + OIDC_PATHS.par }))
+              .jkt
+          : null;
+        const pushed = await extension.push(request.body, {
+          dpopJkt,
+          clientAttestation: {
+            attestation: headerOf(request.headers['oauth-client-attestation']),
+            pop: headerOf(request.headers['oauth-client-attestation-pop']),
+          },
+        });
+        if (proof) reply.header('dpop-nonce', currentDpopNonce(deps.tokens.dpop));
+        return reply.code(201).send(pushed);
+      }
       const credentials = clientCredentialsOf(request.headers.authorization, request.body);
       const pushed = await withBasicChallenge(credentials, reply, () =>
         pushAuthorizationRequest(
