@@ -1,0 +1,348 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
+import assert from 'node:assert/strict';
+import { createHash, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { type CallbackContext, clientAuthenticationNone, type JwtSigner } from '@openid4vc/oauth2';
+import { Openid4vciClient } from '@openid4vc/openid4vci';
+import { CompactSign, type JWK, SignJWT } from 'jose';
+import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { codeFromOutbox } from '../oidc/flow-helpers.ts';
+import { startTlsFront, type TlsFront } from '../verifier/tls-front.ts';
+import { type IssuerWorld, startIssuerWorld } from './issuer-helpers.ts';
+
+const WALLET = 'https://wallet.example';
+const REDIRECT_URI = 'https://wallet.example/callback';
+
+interface Key {
+  privateKey: KeyObject;
+  publicJwk: JWK;
+}
+
+function newKey(): Key {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { privateKey, publicJwk: publicKey.export({ format: 'jwk' }) as JWK };
+}
+
+const signerOf = (key: Key): JwtSigner => ({
+  method: 'jwk',
+  alg: 'ES256',
+  publicJwk: key.publicJwk as never,
+});
+
+/** A wallet built on the client side of @openid4vc: its callbacks sign with its own keys. */
+function walletClient(front: TlsFront, keys: Key[]) {
+  const same = (a: JWK, b: any) => a.x === b.x && a.y === b.y;
+  const callbacks: Omit<CallbackContext, 'verifyJwt' | 'decryptJwe' | 'encryptJwe'> = {
+    fetch: front.fetch,
+    hash: (data, algorithm) => createHash(algorithm.replace('-', '')).update(data).digest(),
+    generateRandom: (length) => randomBytes(length),
+    clientAuthentication: clientAuthenticationNone({ clientId: WALLET }),
+    signJwt: async (signer, { header, payload }) => {
+      const key = keys.find((k) => signer.method === 'jwk' && same(k.publicJwk, signer.publicJwk));
+      if (!key) throw new Error('no such key');
+      const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+        .setProtectedHeader(header as { alg: string })
+        .sign(key.privateKey);
+      return { jwt, signerJwk: key.publicJwk as never };
+    },
+  };
+  return new Openid4vciClient({ callbacks });
+}
+
+/** The disclosed claims of a dc+sd-jwt credential. */
+function disclosedClaims(credential: string): Record<string, unknown> {
+  const [, ...disclosures] = credential.split('~').filter(Boolean);
+  return Object.fromEntries(
+    disclosures
+      .map((d) => JSON.parse(Buffer.from(d, 'base64url').toString()) as unknown[])
+      .filter((d) => d.length === 3)
+      .map((d) => [d[1], d[2]]),
+  );
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`issuer, authorization code from a wallet that is no client (${kind})`, () => {
+    let front: TlsFront;
+    let world: IssuerWorld;
+    before(async () => {
+      front = await startTlsFront();
+      world = await startIssuerWorld(kind, { PUBLIC_URL: front.url });
+      front.target = world.server.url;
+      const degree = await world.api('PUT', '/v1/issuer/configurations/degree', {
+        format: 'dc+sd-jwt',
+        vct: 'https://example.edu/degree',
+        claims: [{ path: ['given_name'], mandatory: true }, { path: ['degree'] }],
+      });
+      assert.equal(degree.status, 201, degree.text);
+      const card = await world.api('PUT', '/v1/issuer/configurations/member_card', {
+        format: 'dc+sd-jwt',
+        vct: 'https://example.edu/member',
+        scope: `member_card_${kind}`,
+        claims: [{ path: ['family_name'] }, { path: ['email'] }],
+        from_profile: { family_name: 'last_name', email: 'email_address' },
+      });
+      assert.equal(card.status, 201, card.text);
+    });
+    after(async () => {
+      await world.close();
+      await front.close();
+    });
+
+    /** The person's browser: the authorization URL, the e-mail log-in, back at the wallet. */
+    async function logIn(authorizationRequestUrl: string, email: string): Promise<URL> {
+      const start = await front.fetch(authorizationRequestUrl, { redirect: 'manual' });
+      assert.equal(start.status, 303, await start.text());
+      const interaction = start.headers.get('location')!;
+      assert.match(interaction, /^\/interaction\//);
+      const post = (step: string, body: unknown) =>
+        fetch(`${world.server.url}${interaction}/${step}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      assert.equal((await post('login/email', { email })).status, 202);
+      const verified = await post('login/email/verify', { code: await codeFromOutbox(world.server, email) });
+      const body = (await verified.json()) as any;
+      assert.equal(verified.status, 200, JSON.stringify(body));
+      return new URL(body.redirect_to);
+    }
+
+    /** Offer, PAR with PKCE and DPoP, log-in: the code at the wallet's redirect URI. */
+    async function authorizeFromOffer(email: string, extra: Record<string, unknown> = {}) {
+      const offer = await world.api('POST', '/v1/issuer/offers', {
+        configuration_ids: ['degree'],
+        claims: { degree: { given_name: 'Ada', degree: 'BSc' } },
+        grant: 'authorization_code',
+      });
+      assert.equal(offer.status, 201, offer.text);
+      const dpopKey = newKey();
+      const holderKey = newKey();
+      const client = walletClient(front, [dpopKey, holderKey]);
+      const credentialOffer = await client.resolveCredentialOffer(offer.body.data.offer_link);
+      const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+      const authorization = await client.createAuthorizationRequestUrlFromOffer({
+        clientId: WALLET,
+        credentialOffer,
+        issuerMetadata,
+        redirectUri: REDIRECT_URI,
+        dpop: { signer: signerOf(dpopKey) },
+        additionalRequestPayload: extra,
+      });
+      // PAR was used: the URL only names the client and the pushed request.
+      const url = new URL(authorization.authorizationRequestUrl);
+      assert.deepEqual([...url.searchParams.keys()].sort(), ['client_id', 'request_uri']);
+      const back = await logIn(authorization.authorizationRequestUrl, email);
+      return {
+        client,
+        credentialOffer,
+        issuerMetadata,
+        dpopKey,
+        holderKey,
+        authorization,
+        back,
+        offerId: offer.body.data.id as string,
+      };
+    }
+
+    it('issues a dc+sd-jwt credential by authorization code with PAR, PKCE and DPoP', async () => {
+      const flow = await authorizeFromOffer(`ada.${kind}@example.org`, {
+        authorization_details: [{ type: 'openid_credential', credential_configuration_id: 'degree' }],
+      });
+      const { client, issuerMetadata } = flow;
+      assert.equal(flow.back.origin + flow.back.pathname, REDIRECT_URI);
+      assert.equal(flow.back.searchParams.get('iss'), front.url);
+      const code = flow.back.searchParams.get('code')!;
+      const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+        credentialOffer: flow.credentialOffer,
+        issuerMetadata,
+        authorizationCode: code,
+        pkceCodeVerifier: flow.authorization.pkce!.codeVerifier,
+        redirectUri: REDIRECT_URI,
+        dpop: {
+          signer: signerOf(flow.dpopKey),
+          ...(flow.authorization.dpop?.nonce ? { nonce: flow.authorization.dpop.nonce } : {}),
+        },
+      });
+      assert.equal(token.accessTokenResponse.token_type, 'DPoP');
+      assert.deepEqual((token.accessTokenResponse as any).authorization_details, [
+        {
+          type: 'openid_credential',
+          credential_configuration_id: 'degree',
+          credential_identifiers: ['degree'],
+        },
+      ]);
+      const { c_nonce } = await client.requestNonce({ issuerMetadata });
+      const proof = await client.createCredentialRequestJwtProof({
+        issuerMetadata,
+        credentialConfigurationId: 'degree',
+        signer: signerOf(flow.holderKey),
+        nonce: c_nonce,
+        clientId: WALLET,
+      });
+      const answer = await client.retrieveCredentials({
+        issuerMetadata,
+        accessToken: token.accessTokenResponse.access_token,
+        credentialConfigurationId: 'degree',
+        proofs: { jwt: [proof.jwt] },
+        dpop: { signer: signerOf(flow.dpopKey), ...(token.dpop?.nonce ? { nonce: token.dpop.nonce } : {}) },
+      });
+      const credential = answer.credentialResponse.credentials![0]!.credential as string;
+      assert.deepEqual(disclosedClaims(credential), { given_name: 'Ada', degree: 'BSc' });
+      const [header] = credential.split('.');
+      assert.equal(JSON.parse(Buffer.from(header!, 'base64url').toString()).typ, 'dc+sd-jwt');
+      const tracking = await world.api('GET', `/v1/issuer/offers/${flow.offerId}`);
+      assert.equal(tracking.body.data.status, 'issued');
+    });
+
+    /** A token request as a wallet sends it, with a DPoP proof of `key` carrying the server's nonce. */
+    async function tokenRequest(key: Key, params: Record<string, string>) {
+      const url = `${front.url}/v2/openidc/token`;
+      const send = async (nonce?: string) => {
+        const proof = await new SignJWT({
+          htm: 'POST',
+          htu: url,
+          jti: randomBytes(12).toString('hex'),
+          ...(nonce ? { nonce } : {}),
+        })
+          .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
+          .setIssuedAt()
+          .sign(key.privateKey);
+        return front.fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof },
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            client_id: WALLET,
+            ...params,
+          }).toString(),
+        });
+      };
+      let response = await send();
+      if (response.status === 400 && response.headers.get('dpop-nonce')) {
+        const first = (await response.json()) as any;
+        if (first.error !== 'use_dpop_nonce') return { status: 400, body: first };
+        response = await send(response.headers.get('dpop-nonce')!);
+      }
+      return { status: response.status, body: (await response.json()) as any };
+    }
+
+    it('refuses a wrong code_verifier, a second use, a wrong redirect_uri and another DPoP key', async () => {
+      const email = `grace.${kind}@example.org`;
+      const wrongVerifier = await authorizeFromOffer(email);
+      const code = wrongVerifier.back.searchParams.get('code')!;
+      const bad = await tokenRequest(wrongVerifier.dpopKey, {
+        code,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: 'x'.repeat(43),
+      });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error, 'invalid_grant');
+      // The code was spent by the failed try: the right verifier no longer helps.
+      const reuse = await tokenRequest(wrongVerifier.dpopKey, {
+        code,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: wrongVerifier.authorization.pkce!.codeVerifier,
+      });
+      assert.equal(reuse.status, 400);
+      assert.equal(reuse.body.error, 'invalid_grant');
+
+      const redirect = await authorizeFromOffer(email);
+      const wrongRedirect = await tokenRequest(redirect.dpopKey, {
+        code: redirect.back.searchParams.get('code')!,
+        redirect_uri: 'https://wallet.example/elsewhere',
+        code_verifier: redirect.authorization.pkce!.codeVerifier,
+      });
+      assert.equal(wrongRedirect.status, 400);
+      assert.equal(wrongRedirect.body.error, 'invalid_grant');
+
+      const dpop = await authorizeFromOffer(email);
+      const otherKey = await tokenRequest(newKey(), {
+        code: dpop.back.searchParams.get('code')!,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: dpop.authorization.pkce!.codeVerifier,
+      });
+      assert.equal(otherKey.status, 400);
+      assert.equal(otherKey.body.error, 'invalid_grant');
+      assert.match(otherKey.body.error_description ?? otherKey.body.message ?? '', /DPoP/);
+
+      // The right everything, once: the code answers.
+      const good = await authorizeFromOffer(email);
+      const granted = await tokenRequest(good.dpopKey, {
+        code: good.back.searchParams.get('code')!,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: good.authorization.pkce!.codeVerifier,
+      });
+      assert.equal(granted.status, 200, JSON.stringify(granted.body));
+      assert.equal(granted.body.token_type, 'DPoP');
+      assert.equal(granted.body.access_token.split('.').length, 3);
+    });
+
+    it("issues a from_profile configuration, wallet-initiated through its scope alone, with the person's profile", async () => {
+      const email = `hopper.${kind}@example.org`;
+      const created = await world.api('POST', '/v1/user/create', {
+        profile: { email_address: email, first_name: 'Grace', last_name: 'Hopper' },
+      });
+      assert.equal(created.status, 201, created.text);
+      const dpopKey = newKey();
+      const holderKey = newKey();
+      const client = walletClient(front, [dpopKey, holderKey]);
+      const issuerMetadata = await client.resolveIssuerMetadata(world.issuerId);
+      const scope =
+        issuerMetadata.credentialIssuer.credential_configurations_supported['member_card']!.scope!;
+      assert.equal(scope, `member_card_${kind}`);
+      // No offer: the wallet starts (§5.1.2); the library takes a grant without issuer_state.
+      const credentialOffer = {
+        credential_issuer: world.issuerId,
+        credential_configuration_ids: ['member_card'],
+        grants: { authorization_code: {} },
+      };
+      const authorization = await client.createAuthorizationRequestUrlFromOffer({
+        clientId: WALLET,
+        credentialOffer,
+        issuerMetadata,
+        redirectUri: REDIRECT_URI,
+        scope,
+        dpop: { signer: signerOf(dpopKey) },
+      });
+      const back = await logIn(authorization.authorizationRequestUrl, email);
+      const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+        credentialOffer,
+        issuerMetadata,
+        authorizationCode: back.searchParams.get('code')!,
+        pkceCodeVerifier: authorization.pkce!.codeVerifier,
+        redirectUri: REDIRECT_URI,
+        dpop: {
+          signer: signerOf(dpopKey),
+          ...(authorization.dpop?.nonce ? { nonce: authorization.dpop.nonce } : {}),
+        },
+      });
+      const { c_nonce } = await client.requestNonce({ issuerMetadata });
+      const proof = await client.createCredentialRequestJwtProof({
+        issuerMetadata,
+        credentialConfigurationId: 'member_card',
+        signer: signerOf(holderKey),
+        nonce: c_nonce,
+        clientId: WALLET,
+      });
+      const answer = await client.retrieveCredentials({
+        issuerMetadata,
+        accessToken: token.accessTokenResponse.access_token,
+        credentialConfigurationId: 'member_card',
+        proofs: { jwt: [proof.jwt] },
+        dpop: { signer: signerOf(dpopKey), ...(token.dpop?.nonce ? { nonce: token.dpop.nonce } : {}) },
+      });
+      const credential = answer.credentialResponse.credentials![0]!.credential as string;
+      assert.deepEqual(disclosedClaims(credential), { family_name: 'Hopper', email });
+    });
+
+    it('advertises what wallets need in the authorization server metadata', async () => {
+      const response = await front.fetch(`${front.url}/.well-known/oauth-authorization-server`);
+      const metadata = (await response.json()) as any;
+      assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
+      assert.ok(metadata.authorization_details_types_supported.includes('openid_credential'));
+      assert.ok(metadata.token_endpoint_auth_methods_supported.includes('attest_jwt_client_auth'));
+      assert.ok(metadata.token_endpoint_auth_methods_supported.includes('none'));
+      assert.equal(metadata.pushed_authorization_request_endpoint, `${front.url}/v2/openidc/par`);
+    });
+  });
+}
