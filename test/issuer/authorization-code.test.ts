@@ -1,11 +1,20 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type CallbackContext, clientAuthenticationNone, type JwtSigner } from '@openid4vc/oauth2';
+import {
+  type CallbackContext,
+  clientAuthenticationClientAttestationJwt,
+  clientAuthenticationNone,
+  type JwtSignerJwk,
+} from '@openid4vc/oauth2';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
 import { CompactSign, type JWK, SignJWT } from 'jose';
+import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { createWalletProvider, type WalletProviderFiles } from '../oid4vci/haip-helpers.ts';
 import { codeFromOutbox } from '../oidc/flow-helpers.ts';
 import { startTlsFront, type TlsFront } from '../verifier/tls-front.ts';
 import { type IssuerWorld, startIssuerWorld } from './issuer-helpers.ts';
@@ -23,28 +32,34 @@ function newKey(): Key {
   return { privateKey, publicJwk: publicKey.export({ format: 'jwk' }) as JWK };
 }
 
-const signerOf = (key: Key): JwtSigner => ({
+const signerOf = (key: Key): JwtSignerJwk => ({
   method: 'jwk',
   alg: 'ES256',
   publicJwk: key.publicJwk as never,
 });
 
 /** A wallet built on the client side of @openid4vc: its callbacks sign with its own keys. */
-function walletClient(front: TlsFront, keys: Key[]) {
+function walletClient(
+  front: TlsFront,
+  keys: Key[],
+  authentication: (signJwt: CallbackContext['signJwt']) => CallbackContext['clientAuthentication'] = () =>
+    clientAuthenticationNone({ clientId: WALLET }),
+) {
   const same = (a: JWK, b: any) => a.x === b.x && a.y === b.y;
+  const signJwt: CallbackContext['signJwt'] = async (signer, { header, payload }) => {
+    const key = keys.find((k) => signer.method === 'jwk' && same(k.publicJwk, signer.publicJwk));
+    if (!key) throw new Error('no such key');
+    const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+      .setProtectedHeader(header as { alg: string })
+      .sign(key.privateKey);
+    return { jwt, signerJwk: key.publicJwk as never };
+  };
   const callbacks: Omit<CallbackContext, 'verifyJwt' | 'decryptJwe' | 'encryptJwe'> = {
     fetch: front.fetch,
     hash: (data, algorithm) => createHash(algorithm.replace('-', '')).update(data).digest(),
     generateRandom: (length) => randomBytes(length),
-    clientAuthentication: clientAuthenticationNone({ clientId: WALLET }),
-    signJwt: async (signer, { header, payload }) => {
-      const key = keys.find((k) => signer.method === 'jwk' && same(k.publicJwk, signer.publicJwk));
-      if (!key) throw new Error('no such key');
-      const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-        .setProtectedHeader(header as { alg: string })
-        .sign(key.privateKey);
-      return { jwt, signerJwk: key.publicJwk as never };
-    },
+    clientAuthentication: authentication(signJwt),
+    signJwt,
   };
   return new Openid4vciClient({ callbacks });
 }
@@ -186,7 +201,7 @@ for (const kind of DATABASE_KINDS) {
         proofs: { jwt: [proof.jwt] },
         dpop: { signer: signerOf(flow.dpopKey), ...(token.dpop?.nonce ? { nonce: token.dpop.nonce } : {}) },
       });
-      const credential = answer.credentialResponse.credentials![0]!.credential as string;
+      const credential = (answer.credentialResponse.credentials![0] as { credential: string }).credential;
       assert.deepEqual(disclosedClaims(credential), { given_name: 'Ada', degree: 'BSc' });
       const [header] = credential.split('.');
       assert.equal(JSON.parse(Buffer.from(header!, 'base64url').toString()).typ, 'dc+sd-jwt');
@@ -331,7 +346,7 @@ for (const kind of DATABASE_KINDS) {
         proofs: { jwt: [proof.jwt] },
         dpop: { signer: signerOf(dpopKey), ...(token.dpop?.nonce ? { nonce: token.dpop.nonce } : {}) },
       });
-      const credential = answer.credentialResponse.credentials![0]!.credential as string;
+      const credential = (answer.credentialResponse.credentials![0] as { credential: string }).credential;
       assert.deepEqual(disclosedClaims(credential), { family_name: 'Hopper', email });
     });
 
@@ -343,6 +358,140 @@ for (const kind of DATABASE_KINDS) {
       assert.ok(metadata.token_endpoint_auth_methods_supported.includes('attest_jwt_client_auth'));
       assert.ok(metadata.token_endpoint_auth_methods_supported.includes('none'));
       assert.equal(metadata.pushed_authorization_request_endpoint, `${front.url}/v2/openidc/par`);
+    });
+  });
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`HAIP issuer, authorization code: PAR, DPoP and a Wallet Attestation (${kind})`, () => {
+    let front: TlsFront;
+    let world: IssuerWorld;
+    let provider: WalletProviderFiles;
+    before(async () => {
+      provider = await createWalletProvider();
+      const anchors = path.join(provider.dir, 'anchors.pem');
+      await writeFile(anchors, provider.rootPem);
+      front = await startTlsFront();
+      world = await startIssuerWorld(kind, { PUBLIC_URL: front.url, WALLET_PROVIDER_TRUST_ANCHORS: anchors });
+      front.target = world.server.url;
+      const haip = await coffer(
+        world.server,
+        'issuer',
+        'enable',
+        '--client',
+        String(world.clientId),
+        '--haip',
+        '--json',
+      );
+      assert.equal(haip.code, 0, haip.stderr);
+      const put = await world.api('PUT', '/v1/issuer/configurations/degree', {
+        format: 'dc+sd-jwt',
+        vct: 'https://example.edu/degree',
+        claims: [{ path: ['degree'] }],
+      });
+      assert.equal(put.status, 201, put.text);
+    });
+    after(async () => {
+      await world.close();
+      await front.close();
+      await rm(provider.dir, { recursive: true, force: true });
+    });
+
+    /** A Wallet Attestation of the provider for this wallet's instance key (HAIP §4.4.1). */
+    function attested(instance: Key) {
+      const now = Math.floor(Date.now() / 1000);
+      return (signJwt: CallbackContext['signJwt']) => async (request: any) => {
+        const attestation = await new SignJWT({
+          iss: 'https://wallet-provider.example',
+          sub: WALLET,
+          iat: now,
+          exp: now + 3600,
+          cnf: { jwk: instance.publicJwk },
+        })
+          .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation+jwt', x5c: provider.x5c })
+          .sign(provider.privateKey);
+        await clientAuthenticationClientAttestationJwt({
+          clientAttestationJwt: attestation,
+          callbacks: { signJwt, generateRandom: (length) => randomBytes(length) },
+        })(request);
+      };
+    }
+
+    async function offered(client: Openid4vciClient) {
+      const offer = await world.api('POST', '/v1/issuer/offers', {
+        configuration_ids: ['degree'],
+        claims: { degree: { degree: 'MSc' } },
+        grant: 'authorization_code',
+      });
+      assert.equal(offer.status, 201, offer.text);
+      const credentialOffer = await client.resolveCredentialOffer(offer.body.data.offer_link);
+      const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+      return { credentialOffer, issuerMetadata };
+    }
+
+    it('refuses a pushed request without a Wallet Attestation, or without DPoP', async () => {
+      const dpopKey = newKey();
+      const bare = walletClient(front, [dpopKey]);
+      const first = await offered(bare);
+      await assert.rejects(
+        bare.createAuthorizationRequestUrlFromOffer({
+          clientId: WALLET,
+          ...first,
+          redirectUri: REDIRECT_URI,
+          dpop: { signer: signerOf(dpopKey) },
+        }),
+        (error: any) => JSON.stringify(error.errorResponse ?? error.message).includes('invalid_client'),
+      );
+      const instance = newKey();
+      const noDpop = walletClient(front, [instance], attested(instance));
+      const second = await offered(noDpop);
+      await assert.rejects(
+        noDpop.createAuthorizationRequestUrlFromOffer({
+          clientId: WALLET,
+          ...second,
+          redirectUri: REDIRECT_URI,
+        }),
+        (error: any) => JSON.stringify(error.errorResponse ?? error.message).includes('DPoP'),
+      );
+    });
+
+    it('answers a DPoP-bound issuance token to an attested wallet', async () => {
+      const dpopKey = newKey();
+      const instance = newKey();
+      const client = walletClient(front, [dpopKey, instance], attested(instance));
+      const { credentialOffer, issuerMetadata } = await offered(client);
+      const authorization = await client.createAuthorizationRequestUrlFromOffer({
+        clientId: WALLET,
+        credentialOffer,
+        issuerMetadata,
+        redirectUri: REDIRECT_URI,
+        dpop: { signer: signerOf(dpopKey) },
+      });
+      const start = await front.fetch(authorization.authorizationRequestUrl, { redirect: 'manual' });
+      assert.equal(start.status, 303, await start.text());
+      const interaction = start.headers.get('location')!;
+      const email = `haip.${kind}@example.org`;
+      const post = (step: string, body: unknown) =>
+        fetch(`${world.server.url}${interaction}/${step}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      assert.equal((await post('login/email', { email })).status, 202);
+      const verified = await post('login/email/verify', { code: await codeFromOutbox(world.server, email) });
+      const back = new URL(((await verified.json()) as any).redirect_to);
+      const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+        credentialOffer,
+        issuerMetadata,
+        authorizationCode: back.searchParams.get('code')!,
+        pkceCodeVerifier: authorization.pkce!.codeVerifier,
+        redirectUri: REDIRECT_URI,
+        dpop: {
+          signer: signerOf(dpopKey),
+          ...(authorization.dpop?.nonce ? { nonce: authorization.dpop.nonce } : {}),
+        },
+      });
+      assert.equal(token.accessTokenResponse.token_type, 'DPoP');
     });
   });
 }
