@@ -3,6 +3,7 @@ import { CofferError } from '../errors.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { AuthorizationExtension } from '../oidc/authorization-extensions.ts';
+import { SUPPORTED_SCOPES } from '../oidc/authorize-request.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
 import { configurationsWithScope, findConfigurations, findIssuerRow } from './issuer-repository.ts';
@@ -36,6 +37,7 @@ export interface IssuerAuthorizationRequest {
   authorizationDetails: boolean;
 }
 
+const OIDC_SCOPES: readonly string[] = SUPPORTED_SCOPES;
 const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
 const JKT = /^[A-Za-z0-9_-]{43}$/;
 /** Schemes a browser must never be sent to with a code. */
@@ -219,7 +221,8 @@ export function issuerAuthorization(deps: IssuerDeps, interactions: InteractionD
       if (typeof details === 'string' && details.includes('openid_credential')) return true;
       const scope = params['scope'];
       if (typeof scope !== 'string') return false;
-      for (const s of scope.split(' ').filter((s) => s && s !== 'openid')) {
+      // The OP's own scopes stay the OP's: an app's log-in costs no look-up of configurations.
+      for (const s of scope.split(' ').filter((s) => s && !OIDC_SCOPES.includes(s))) {
         if ((await configurationsWithScope(deps.db, s)).length > 0) return true;
       }
       return false;
