@@ -191,6 +191,9 @@ export async function checkIssuerAuthorizationRequest(
   const known = await findConfigurations(deps.db, issuerClientId, configurationIds);
   const unknown = configurationIds.find((id) => !known.has(id));
   if (unknown !== undefined) throw invalid(`The issuer has no configuration ${unknown}.`);
+  // Without an offer nobody gives the claims but the person's profile: nothing else could be issued.
+  const offerOnly = offerId === null && configurationIds.find((id) => !known.get(id)!.from_profile);
+  if (offerOnly) throw invalid(`The configuration ${offerOnly} is issued only on an offer of the issuer.`);
 
   const haip = issuer.haip === 1;
   if (haip && !context.pushed) throw invalid('This issuer follows HAIP: push the request (PAR) first.');

@@ -350,6 +350,52 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(disclosedClaims(credential), { family_name: 'Hopper', email });
     });
 
+    it('refuses a request without PKCE, and a wallet-initiated one for a configuration only offers give', async () => {
+      const par = (params: Record<string, string>) =>
+        front.fetch(`${front.url}/v2/openidc/par`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            client_id: WALLET,
+            response_type: 'code',
+            redirect_uri: REDIRECT_URI,
+            authorization_details: JSON.stringify([
+              {
+                type: 'openid_credential',
+                credential_configuration_id: 'member_card',
+                locations: [world.issuerId],
+              },
+            ]),
+            ...params,
+          }).toString(),
+        });
+      const challenge = {
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      };
+      const accepted = await par(challenge);
+      assert.equal(accepted.status, 201, await accepted.text());
+      const noPkce = await par({});
+      assert.equal(noPkce.status, 400);
+      assert.match(((await noPkce.json()) as any).error, /invalid_request/);
+      const needsOffer = await par({
+        ...challenge,
+        authorization_details: JSON.stringify([
+          { type: 'openid_credential', credential_configuration_id: 'degree', locations: [world.issuerId] },
+        ]),
+      });
+      assert.equal(needsOffer.status, 400);
+      const refusal = (await needsOffer.json()) as any;
+      assert.match(JSON.stringify(refusal), /only on an offer/);
+      // Without PAR, a refusal is a page: nothing goes to a redirect URI no one registered.
+      const plain = await front.fetch(
+        `${front.url}/v2/openidc/authorize?${new URLSearchParams({ client_id: WALLET, response_type: 'code', redirect_uri: REDIRECT_URI, scope: `member_card_${kind}` })}`,
+        { redirect: 'manual' },
+      );
+      assert.equal(plain.status, 400);
+      assert.match(await plain.text(), /PKCE/);
+    });
+
     it('advertises what wallets need in the authorization server metadata', async () => {
       const response = await front.fetch(`${front.url}/.well-known/oauth-authorization-server`);
       const metadata = (await response.json()) as any;
