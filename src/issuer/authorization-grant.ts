@@ -99,7 +99,8 @@ export function issuerLoginKind(deps: IssuerDeps, interactions: InteractionDeps)
             configurationIds: request.configurationIds,
             authorizationDetails: request.authorizationDetails,
           } satisfies CodeGrant),
-          expires_at: authTime + ISSUER_CODE_TTL,
+          // The issuer's clock, which the token endpoint's check reads too.
+          expires_at: Math.floor(deps.now().getTime() / 1000) + ISSUER_CODE_TTL,
           consumed_at: null,
         })
         .execute();
