@@ -3,7 +3,7 @@ import type { IssuerOfferStatus } from '../db/schema.ts';
 import { deliverDueCallbacks, signCallbackEvent } from '../http/signed-callbacks.ts';
 import { runPeriodically } from '../periodic.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
-import { recordOfferEvent } from './issuer-repository.ts';
+import { recordOfferEvent, sweepExpired } from './issuer-repository.ts';
 
 export type OfferEvent =
   | 'offered'
@@ -52,7 +52,15 @@ export async function queueOfferEvent(
   });
 }
 
+/** How often the worker also drops what expired (every `SWEEP_EVERY` rounds). */
+const SWEEP_EVERY = 60;
+
+/** Delivers callbacks every `everyMs`; about once a minute drops expired claims and codes. */
 export function startIssuerWorker(deps: IssuerDeps, everyMs = 1000) {
   const queue = callbackQueue(deps.db, 'issuer_callbacks');
-  return runPeriodically(() => deliverDueCallbacks(deps, queue, 'an issuer'), everyMs);
+  let round = 0;
+  return runPeriodically(async () => {
+    await deliverDueCallbacks(deps, queue, 'an issuer');
+    if (round++ % SWEEP_EVERY === 0) await sweepExpired(deps.db, deps.now());
+  }, everyMs);
 }

@@ -162,3 +162,21 @@ export const issuedCredentialsOf = (db: Kysely<Database>, clientId: number, offe
   if (offerId !== undefined) query = query.where('offer_id', '=', offerId);
   return query.orderBy('issued_at').orderBy('id').limit(1000).execute();
 };
+
+/**
+ * An offer that expired unredeemed keeps no claims (they were kept only to be issued), and
+ * authorization codes past their life are deleted.
+ */
+export async function sweepExpired(db: Kysely<Database>, now: Date): Promise<void> {
+  await db
+    .updateTable('issuer_offers')
+    .set({ claims_sealed: null })
+    .where('status', '=', 'offered')
+    .where('expires_at', '<=', now.toISOString())
+    .where('claims_sealed', 'is not', null)
+    .execute();
+  await db
+    .deleteFrom('issuer_codes')
+    .where('expires_at', '<=', Math.floor(now.getTime() / 1000))
+    .execute();
+}
