@@ -47,7 +47,16 @@ const { values } = parseArgs({
 
 // Not the per-scenario HTTP table: the first two run in this process, oid4vp and oid4vci their own
 // server beside a verifier or an issuer.
-const IN_PROCESS = ['bbs', 'bbs-2023', 'proof-latency', 'oid4vp', 'verifier', 'oid4vci', 'refresh-dpop'];
+const IN_PROCESS = [
+  'bbs',
+  'bbs-2023',
+  'proof-latency',
+  'oid4vp',
+  'verifier',
+  'oid4vci',
+  'refresh-dpop',
+  'issuer',
+];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
 if (names.includes('bbs')) {
@@ -99,6 +108,18 @@ if (names.includes('oid4vci')) {
       connections: [...new Set([1, ...connectionCounts])],
     });
     console.log(`${result.table}\nserver peak RSS: ${result.peakRssMiB.toFixed(0)} MiB\n`);
+  }
+}
+
+if (names.includes('issuer')) {
+  const { runIssuerBenchmark } = await import('./issuer.ts');
+  for (const database of databases) {
+    const result = await runIssuerBenchmark({
+      database,
+      duration,
+      connections: [...new Set([1, ...connectionCounts])],
+    });
+    console.log(`${result.table}\nCoffer server peak RSS: ${result.peakRssMiB.toFixed(0)} MiB\n`);
   }
 }
 

@@ -14,6 +14,7 @@ import * as oidcGrants from './migrations/0010-oidc-grants.ts';
 import * as preparedStatements from './migrations/0011-prepared-statements.ts';
 import * as verifier from './migrations/0012-verifier.ts';
 import * as issuer from './migrations/0013-issuer.ts';
+import * as nonceExpiry from './migrations/0014-nonce-expiry.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -31,6 +32,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0011-prepared-statements': { up: preparedStatements.up() },
     '0012-verifier': { up: verifier.up(dialect) },
     '0013-issuer': { up: issuer.up(dialect) },
+    '0014-nonce-expiry': { up: nonceExpiry.up() },
   };
 }
 
