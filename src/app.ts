@@ -38,6 +38,7 @@ import type { IssuerDeps } from './issuer/issuer-deps.ts';
 import { createIssuerKeyCache, openIssuerKeys } from './issuer/issuer-keys.ts';
 import { findIssuerRow } from './issuer/issuer-repository.ts';
 import { issuerRoutes } from './issuer/issuer-routes.ts';
+import { createIssuerWrites } from './issuer/issuer-writes.ts';
 import { preAuthorizedGrant } from './issuer/pre-authorized-grant.ts';
 import { createEmailIndex } from './keys/blind-index.ts';
 import { deriveKey } from './keys/derive-key.ts';
@@ -401,6 +402,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // Coffer as a credential issuer for its tenants: the API, the wallet-facing endpoints, status lists.
   const issuer: IssuerDeps = {
     db: database.db,
+    writes: createIssuerWrites(database.db, database.dialect),
     cipher,
     keys,
     dpop,

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
+import { isUniqueViolation } from '../db/dialect.ts';
 import type { IssuerOffersTable } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { CredentialToIssue, IssuedCredential } from '../formats/credential-issuance.ts';
@@ -10,14 +11,15 @@ import { issueSdJwtVc } from '../formats/sd-jwt-vc/issue-credential.ts';
 import { claimsFromProfile } from './claims.ts';
 import type { CredentialConfiguration } from './configurations.ts';
 import type { IssuanceToken } from './issuance-tokens.ts';
-import { queueOfferEvent } from './issuer-callbacks.ts';
+import { prepareOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import type { IssuerKeys } from './issuer-keys.ts';
 import { advertisedBatchSize } from './issuer-metadata.ts';
 import { findConfigurations, findOffer, listConfigurations, updateOffer } from './issuer-repository.ts';
+import type { Work } from './issuer-writes.ts';
 import { type ProvenKey, verifyKeyProofs } from './key-proofs.ts';
 import { offerClaimsContext } from './offers.ts';
-import { insertWithStatusEntry, kindOfFormat, statusListUri } from './status-lists.ts';
+import { countStatusEntry, drawStatusEntry, kindOfFormat, statusListUri } from './status-lists.ts';
 
 /** How long a wallet should wait before asking the Deferred Credential Endpoint again. */
 export const DEFERRED_INTERVAL = 5;
@@ -156,26 +158,31 @@ async function deferIssuance(
   deferred: DeferredRequest,
 ): Promise<CredentialResponse> {
   const transactionId = randomBytes(24).toString('base64url');
-  const updated = await deps.db
-    .updateTable('issuer_offers')
-    .set({
-      status: 'deferred',
-      transaction_id_hash: sha256(transactionId),
-      deferred_sealed: deps.cipher.encrypt(JSON.stringify(deferred), deferredContext(offer.id)),
-    })
-    .where('id', '=', offer.id)
-    .where('transaction_id_hash', 'is', null)
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) !== 1) {
-    throw requestError('credential_request_denied', 'This offer has a deferred request already.');
-  }
-  await queueOfferEvent(deps, {
+  const event = await prepareOfferEvent(deps, {
     offerId: offer.id,
     clientId: offer.client_id,
     callbackUrl: offer.callback_url,
     event: 'deferred',
     status: 'deferred',
   });
+  const deferredNow = await deps.writes.durable(async (tx) => {
+    const updated = await tx
+      .updateTable('issuer_offers')
+      .set({
+        status: 'deferred',
+        transaction_id_hash: sha256(transactionId),
+        deferred_sealed: deps.cipher.encrypt(JSON.stringify(deferred), deferredContext(offer.id)),
+      })
+      .where('id', '=', offer.id)
+      .where('transaction_id_hash', 'is', null)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) !== 1) return false;
+    await event(tx);
+    return true;
+  });
+  if (!deferredNow) {
+    throw requestError('credential_request_denied', 'This offer has a deferred request already.');
+  }
   return { kind: 'deferred', body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL } };
 }
 
@@ -233,95 +240,121 @@ async function signAndRecord(
   proven: ProvenKey[],
 ) {
   const now = deps.now();
-  const nowIso = now.toISOString();
   const notificationId = randomBytes(16).toString('base64url');
+  const finish = await finishingWork(deps, offer);
   const credentials: { credential: IssuedCredential }[] = [];
-  for (const key of proven) {
-    const id = `urn:uuid:${randomUUID()}`;
-    let issued: IssuedCredential | undefined;
-    const sign = async (status?: { uri: string; index: number }) => {
-      issued = await signCredential(deps, keys, configuration, {
-        id,
-        type: configuration.vct ?? configuration.doctype ?? configuration.type!,
-        claims,
-        alwaysDisclosed: configuration.claims
-          .filter((c) => c.selectively_disclosable === false)
-          .map((c) => c.path),
-        holder: key.did ? { did: key.did } : { jwk: key.jwk },
-        validFrom: now,
-        validUntil: new Date(now.getTime() + (configuration.validity_seconds ?? DEFAULT_VALIDITY) * 1000),
-        ...(status ? { status } : {}),
-        ...(configuration.display ? { display: configuration.display } : {}),
-      });
-      return sha256(typeof issued === 'string' ? issued : JSON.stringify(issued));
-    };
-    const row = {
-      id,
-      client_id: keys.clientId,
-      offer_id: offer.id,
-      configuration_id: configurationId,
-      format: configuration.format,
-      status: 'valid' as const,
-      notification_id: notificationId,
-      issued_at: nowIso,
-    };
-    if (configuration.status) {
-      // The index is reserved by the row's insert; the credential is signed with it first.
-      await insertWithStatusEntry(
-        deps.db,
-        { clientId: keys.clientId, kind: kindOfFormat(configuration.format), now: nowIso },
-        async (entry) => {
-          const hash = await sign({
-            uri: statusListUri(deps.config.publicUrl, entry.listId),
-            index: entry.index,
-          });
-          await deps.db
-            .insertInto('issued_credentials')
-            .values({
-              ...row,
-              status_list_id: entry.listId,
-              status_index: entry.index,
-              credential_hash: hash,
-            })
-            .execute();
-        },
-      );
-    } else {
-      const hash = await sign();
-      await deps.db
-        .insertInto('issued_credentials')
-        .values({ ...row, status_list_id: null, status_index: null, credential_hash: hash })
-        .execute();
-    }
-    credentials.push({ credential: issued! });
+  for (const [index, key] of proven.entries()) {
+    const copy = { configurationId, configuration, claims, key, notificationId, now };
+    // The last copy's transaction also closes the offer when nothing else is left to issue.
+    const last = index === proven.length - 1 ? finish : undefined;
+    credentials.push({ credential: await recordCopy(deps, keys, offer, copy, last) });
   }
-  await finishOffer(deps, offer, configurationId);
   return { credentials, notification_id: notificationId };
 }
 
-/** Once every configuration of the offer is issued, its claims go and the offer is issued. */
-async function finishOffer(deps: IssuerDeps, offer: Selectable<IssuerOffersTable>, configurationId: string) {
+interface Copy {
+  configurationId: string;
+  configuration: CredentialConfiguration;
+  claims: Record<string, unknown>;
+  key: ProvenKey;
+  notificationId: string;
+  now: Date;
+}
+
+/**
+ * Signs one copy and records it in one transaction. With a status entry, the index is drawn at
+ * random and reserved by the row's insert (the list and index are unique together); in the rare
+ * case another credential took it meanwhile, the copy is signed again with another index.
+ */
+async function recordCopy(
+  deps: IssuerDeps,
+  keys: IssuerKeys,
+  offer: Selectable<IssuerOffersTable>,
+  copy: Copy,
+  finish: Work<void> | undefined,
+): Promise<IssuedCredential> {
+  const { configuration, now } = copy;
+  const nowIso = now.toISOString();
+  const id = `urn:uuid:${randomUUID()}`;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const entry = configuration.status
+      ? await drawStatusEntry(deps.db, keys.clientId, kindOfFormat(configuration.format), nowIso)
+      : null;
+    const issued = await signCredential(deps, keys, configuration, {
+      id,
+      type: configuration.vct ?? configuration.doctype ?? configuration.type!,
+      claims: copy.claims,
+      alwaysDisclosed: configuration.claims
+        .filter((c) => c.selectively_disclosable === false)
+        .map((c) => c.path),
+      holder: copy.key.did ? { did: copy.key.did } : { jwk: copy.key.jwk },
+      validFrom: now,
+      validUntil: new Date(now.getTime() + (configuration.validity_seconds ?? DEFAULT_VALIDITY) * 1000),
+      ...(entry
+        ? { status: { uri: statusListUri(deps.config.publicUrl, entry.listId), index: entry.index } }
+        : {}),
+      ...(configuration.display ? { display: configuration.display } : {}),
+    });
+    try {
+      await deps.writes.durable(async (tx) => {
+        await tx
+          .insertInto('issued_credentials')
+          .values({
+            id,
+            client_id: keys.clientId,
+            offer_id: offer.id,
+            configuration_id: copy.configurationId,
+            format: configuration.format,
+            status: 'valid',
+            status_list_id: entry?.listId ?? null,
+            status_index: entry?.index ?? null,
+            credential_hash: sha256(typeof issued === 'string' ? issued : JSON.stringify(issued)),
+            notification_id: copy.notificationId,
+            issued_at: nowIso,
+          })
+          .execute();
+        if (entry) await countStatusEntry(tx, entry.listId);
+        if (finish) await finish(tx);
+      });
+      return issued;
+    } catch (error) {
+      if (entry && isUniqueViolation(error)) continue;
+      throw error;
+    }
+  }
+  throw new CofferError('server_error', 'No free status list index was found; try again.');
+}
+
+/**
+ * Once every configuration of the offer is issued, its claims go and the offer is issued; the
+ * check runs inside the transaction that records the last copy, so concurrent requests for the
+ * offer's other configurations see each other's rows.
+ */
+async function finishingWork(deps: IssuerDeps, offer: Selectable<IssuerOffersTable>): Promise<Work<void>> {
   const ids = JSON.parse(offer.configuration_ids) as string[];
-  const issued = await deps.db
-    .selectFrom('issued_credentials')
-    .select('configuration_id')
-    .distinct()
-    .where('offer_id', '=', offer.id)
-    .execute();
-  const done = new Set([...issued.map((r) => r.configuration_id), configurationId]);
-  if (!ids.every((id) => done.has(id))) return;
-  await deps.db
-    .updateTable('issuer_offers')
-    .set({ status: 'issued', claims_sealed: null })
-    .where('id', '=', offer.id)
-    .execute();
-  await queueOfferEvent(deps, {
+  const event = await prepareOfferEvent(deps, {
     offerId: offer.id,
     clientId: offer.client_id,
     callbackUrl: offer.callback_url,
     event: 'issued',
     status: 'issued',
   });
+  return async (tx) => {
+    const issued = await tx
+      .selectFrom('issued_credentials')
+      .select('configuration_id')
+      .distinct()
+      .where('offer_id', '=', offer.id)
+      .execute();
+    const done = new Set(issued.map((r) => r.configuration_id));
+    if (!ids.every((id) => done.has(id))) return;
+    await tx
+      .updateTable('issuer_offers')
+      .set({ status: 'issued', claims_sealed: null })
+      .where('id', '=', offer.id)
+      .execute();
+    await event(tx);
+  };
 }
 
 function signCredential(

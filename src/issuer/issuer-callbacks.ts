@@ -4,6 +4,7 @@ import { deliverDueCallbacks, signCallbackEvent } from '../http/signed-callbacks
 import { runPeriodically } from '../periodic.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { recordOfferEvent, sweepExpired } from './issuer-repository.ts';
+import type { Work } from './issuer-writes.ts';
 
 export type OfferEvent =
   | 'offered'
@@ -16,40 +17,56 @@ export type OfferEvent =
   | 'tx_code_failed'
   | 'tx_code_locked';
 
+export interface OfferEventInput {
+  offerId: string;
+  clientId: number;
+  callbackUrl: string | null;
+  event: OfferEvent;
+  status: IssuerOfferStatus;
+}
+
 /**
  * Something happened to an offer: it is recorded with the offer (GET /v1/issuer/offers/{id}) and,
- * when the tenant gave a callback_url, a signed event (no claims) is queued for it.
+ * when the tenant gave a callback_url, a signed event (no claims) is queued for it. The event is
+ * signed here, before any transaction; the returned work writes both rows in the caller's one.
  */
+export async function prepareOfferEvent(
+  deps: Pick<IssuerDeps, 'keys' | 'config' | 'now'>,
+  input: OfferEventInput,
+): Promise<Work<void>> {
+  const now = deps.now();
+  const signed = input.callbackUrl
+    ? await signCallbackEvent(deps.keys, {
+        issuer: deps.config.publicUrl,
+        clientId: input.clientId,
+        event: { event: input.event, offer_id: input.offerId, status: input.status },
+        now,
+      })
+    : null;
+  return async (tx) => {
+    await recordOfferEvent(tx, {
+      offer_id: input.offerId,
+      event: input.event,
+      status: input.status,
+      at: now.toISOString(),
+    });
+    if (signed && input.callbackUrl) {
+      await callbackQueue(tx, 'issuer_callbacks').add({
+        subject: input.offerId,
+        url: input.callbackUrl,
+        event: signed,
+        next_attempt_at: now.toISOString(),
+      });
+    }
+  };
+}
+
+/** An event on its own (paths that write nothing else). */
 export async function queueOfferEvent(
   deps: Pick<IssuerDeps, 'db' | 'keys' | 'config' | 'now'>,
-  input: {
-    offerId: string;
-    clientId: number;
-    callbackUrl: string | null;
-    event: OfferEvent;
-    status: IssuerOfferStatus;
-  },
+  input: OfferEventInput,
 ): Promise<void> {
-  const now = deps.now();
-  await recordOfferEvent(deps.db, {
-    offer_id: input.offerId,
-    event: input.event,
-    status: input.status,
-    at: now.toISOString(),
-  });
-  if (!input.callbackUrl) return;
-  const event = await signCallbackEvent(deps.keys, {
-    issuer: deps.config.publicUrl,
-    clientId: input.clientId,
-    event: { event: input.event, offer_id: input.offerId, status: input.status },
-    now,
-  });
-  await callbackQueue(deps.db, 'issuer_callbacks').add({
-    subject: input.offerId,
-    url: input.callbackUrl,
-    event,
-    next_attempt_at: now.toISOString(),
-  });
+  await (await prepareOfferEvent(deps, input))(deps.db);
 }
 
 /** How often the worker also drops what expired (every `SWEEP_EVERY` rounds). */

@@ -7,9 +7,12 @@ import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 import type { DpopDeps } from '../oidc/dpop.ts';
 import type { IssuerKeys } from './issuer-keys.ts';
+import type { IssuerWrites } from './issuer-writes.ts';
 
 export interface IssuerDeps {
   db: Kysely<Database>;
+  /** Each endpoint's writes in one group-committed transaction (issuer-writes.ts). */
+  writes: IssuerWrites;
   cipher: FieldCipher;
   /** Coffer's OP keys: issuance access tokens and callback events. */
   keys: KeyRing;

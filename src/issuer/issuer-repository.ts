@@ -164,8 +164,8 @@ export const issuedCredentialsOf = (db: Kysely<Database>, clientId: number, offe
 };
 
 /**
- * An offer that expired unredeemed keeps no claims (they were kept only to be issued), and
- * authorization codes past their life are deleted.
+ * An offer that expired unredeemed keeps no claims (they were kept only to be issued);
+ * authorization codes and used c_nonces past their life are deleted.
  */
 export async function sweepExpired(db: Kysely<Database>, now: Date): Promise<void> {
   await db
@@ -178,5 +178,11 @@ export async function sweepExpired(db: Kysely<Database>, now: Date): Promise<voi
   await db
     .deleteFrom('issuer_codes')
     .where('expires_at', '<=', Math.floor(now.getTime() / 1000))
+    .execute();
+  // Used c_nonces matter only until they expire (key-proofs.ts).
+  await db
+    .deleteFrom('verifier_nonces')
+    .where('verifier', 'like', 'c_nonce:%')
+    .where('expires_at', '<', Math.floor(now.getTime() / 1000))
     .execute();
 }

@@ -1,5 +1,5 @@
 import { createHash, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { rememberNonce } from '../db/seen-once.ts';
+import { isUniqueViolation } from '../db/dialect.ts';
 import { CofferError } from '../errors.ts';
 import { resolveDidKey } from '../formats/did-resolution.ts';
 import {
@@ -84,9 +84,7 @@ export async function verifyKeyProofs(
   const thumbprints = new Set(keys.map((k) => thumbprintOf(k.jwk)));
   if (thumbprints.size !== keys.length) throw invalidProof('each copy must be bound to its own key');
   for (const nonce of nonces) {
-    if (
-      !(await rememberNonce(deps.db, `c_nonce:${expected.issuerId}`, nonce, nowSeconds, C_NONCE_TTL + 60))
-    ) {
+    if (!(await markNonceUsed(deps, expected.issuerId, nonce, nowSeconds))) {
       throw invalidNonce('The c_nonce has been used already; fetch a new one from the Nonce Endpoint.');
     }
   }
@@ -193,4 +191,28 @@ function verifyKeyAttestation(deps: IssuerDeps, jwt: string, nowSeconds: number,
     }
   });
   return { keys: jwks, nonce };
+}
+
+/**
+ * Marks a c_nonce used, once, in the relaxed group commit (a nonce lives five minutes; a power
+ * cut may forget the last marks, never a durable write). Expired marks go with the worker's sweep.
+ */
+async function markNonceUsed(
+  deps: IssuerDeps,
+  issuerId: string,
+  nonce: string,
+  nowSeconds: number,
+): Promise<boolean> {
+  try {
+    await deps.writes.relaxed((tx) =>
+      tx
+        .insertInto('verifier_nonces')
+        .values({ verifier: `c_nonce:${issuerId}`, nonce, expires_at: nowSeconds + C_NONCE_TTL + 60 })
+        .execute(),
+    );
+    return true;
+  } catch (error) {
+    if (isUniqueViolation(error)) return false;
+    throw error;
+  }
 }

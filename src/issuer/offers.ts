@@ -5,7 +5,7 @@ import { CofferError, forbidden, invalidField, notFound } from '../errors.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
 import { checkClaimsFor } from './claims.ts';
 import type { CredentialConfiguration } from './configurations.ts';
-import { queueOfferEvent } from './issuer-callbacks.ts';
+import { prepareOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
 import {
@@ -74,7 +74,7 @@ export async function createOffer(deps: IssuerDeps, clientId: number, body: Stat
     ? { length: body.tx_code.length ?? 6, input_mode: body.tx_code.input_mode ?? 'numeric' }
     : undefined;
   const txCode = txCodeSpec ? newTxCode(txCodeSpec.length, txCodeSpec.input_mode) : undefined;
-  await insertOffer(deps.db, {
+  const row = {
     id,
     client_id: clientId,
     configuration_ids: JSON.stringify(body.configuration_ids),
@@ -100,8 +100,18 @@ export async function createOffer(deps: IssuerDeps, clientId: number, body: Stat
     created_at: now.toISOString(),
     expires_at: expiresAt,
     redeemed_at: null,
+  } as const;
+  const event = await prepareOfferEvent(deps, {
+    offerId: id,
+    clientId,
+    callbackUrl,
+    event: 'offered',
+    status: 'offered',
   });
-  await queueOfferEvent(deps, { offerId: id, clientId, callbackUrl, event: 'offered', status: 'offered' });
+  await deps.writes.durable(async (tx) => {
+    await insertOffer(tx, row);
+    await event(tx);
+  });
   const paths = offerPaths(deps.config.publicUrl, clientId, id);
   return {
     id,

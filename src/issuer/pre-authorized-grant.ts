@@ -1,7 +1,7 @@
 import { CofferError } from '../errors.ts';
 import type { ExtensionTokenResponse, GrantExtension, TokenRequest } from '../oidc/token-service.ts';
 import { signIssuanceToken } from './issuance-tokens.ts';
-import { queueOfferEvent } from './issuer-callbacks.ts';
+import { prepareOfferEvent, queueOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
 import { countTxCodeFailure, findIssuerRow, findOfferByCodeHash, updateOffer } from './issuer-repository.ts';
@@ -92,20 +92,24 @@ export async function redeemPreAuthorizedCode(
 
   const configurationIds = JSON.parse(offer.configuration_ids) as string[];
   const details = requestedDetails(body['authorization_details'], configurationIds, issuerId);
-  const spent = await updateOffer(
-    deps.db,
-    offer.id,
-    { status: 'offered' },
-    { status: 'redeemed', redeemed_at: nowIso },
-  );
-  if (!spent) throw invalidGrant('The pre-authorized code has been used.');
-  await queueOfferEvent(deps, {
+  const redeemed = await prepareOfferEvent(deps, {
     offerId: offer.id,
     clientId: offer.client_id,
     callbackUrl: offer.callback_url,
     event: 'redeemed',
     status: 'redeemed',
   });
+  const spent = await deps.writes.durable(async (tx) => {
+    const changed = await updateOffer(
+      tx,
+      offer.id,
+      { status: 'offered' },
+      { status: 'redeemed', redeemed_at: nowIso },
+    );
+    if (changed) await redeemed(tx);
+    return changed;
+  });
+  if (!spent) throw invalidGrant('The pre-authorized code has been used.');
   const token = await signIssuanceToken(
     deps.keys,
     { asIssuer: deps.config.publicUrl, issuerId, offerId: offer.id, jkt },

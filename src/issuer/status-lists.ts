@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
-import { isUniqueViolation } from '../db/dialect.ts';
 import type { Database, IssuedCredentialStatus, StatusListsTable } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
 import type { Bbs2023Deps } from '../formats/ldp-vc/bbs-2023/base-proof.ts';
@@ -23,9 +22,9 @@ import type { IssuerKeys } from './issuer-keys.ts';
 
 /**
  * Status lists of an issuer (DESIGN.md, Status and revocation): one list per kind, filled at
- * random indexes, a new list when one is half full so a draw rarely collides. Token Status Lists
+ * random indexes, a new list when an eighth of one is used. Token Status Lists
  * (2 bits: valid, invalid, suspended) for SD-JWT VCs and mdocs; for the W3C formats a Bitstring
- * Status List whose one bit means revoked or suspended — the credential's entry names which.
+ * Status List of purpose revocation (status-changes.ts refuses to suspend them).
  */
 export type ListKind = 'token' | 'bitstring-jwt' | 'bitstring-ldp';
 
@@ -38,7 +37,7 @@ export const kindOfFormat = (format: IssuedFormat): ListKind =>
 
 /** Seconds a holder or verifier may keep a list: a revocation shows within this time. */
 export const LIST_TTL = 60;
-const FILL_LIMIT = LIST_SIZE / 2;
+const FILL_LIMIT = LIST_SIZE / 8;
 const TOKEN_BITS = 2;
 
 export const statusListUri = (publicUrl: string, listId: string) => `${publicUrl}/v1/status-lists/${listId}`;
@@ -71,31 +70,21 @@ async function openList(db: Kysely<Database>, clientId: number, kind: ListKind, 
 }
 
 /**
- * Reserves a random free index by inserting the credential's row: the unique (list, index)
- * constraint makes a collision — another credential, another instance — a retry, not a clash.
+ * A random index of the issuer's open list of that kind. It is reserved when the credential's
+ * row is inserted: (list, index) is unique, so a collision is a unique violation and a new draw.
+ * A list takes at most an eighth of its entries, so a draw collides at most one time in eight,
+ * and the many unused entries hide which indexes are real.
  */
-export async function insertWithStatusEntry(
-  db: Kysely<Database>,
-  input: { clientId: number; kind: ListKind; now: string },
-  insert: (entry: { listId: string; index: number }) => Promise<void>,
-): Promise<{ listId: string; index: number }> {
-  for (let attempt = 0; attempt < 8; attempt++) {
-    const listId = await openList(db, input.clientId, input.kind, input.now);
-    const index = randomIndex();
-    try {
-      await insert({ listId, index });
-    } catch (error) {
-      if (isUniqueViolation(error)) continue;
-      throw error;
-    }
-    await db
-      .updateTable('status_lists')
-      .set((eb) => ({ used: eb('used', '+', 1) }))
-      .where('id', '=', listId)
-      .execute();
-    return { listId, index };
-  }
-  throw new CofferError('server_error', 'No free status list index was found; try again.');
+export async function drawStatusEntry(db: Kysely<Database>, clientId: number, kind: ListKind, now: string) {
+  return { listId: await openList(db, clientId, kind, now), index: randomIndex() };
+}
+
+export async function countStatusEntry(tx: Kysely<Database>, listId: string): Promise<void> {
+  await tx
+    .updateTable('status_lists')
+    .set((eb) => ({ used: eb('used', '+', 1) }))
+    .where('id', '=', listId)
+    .execute();
 }
 
 const randomIndex = () => randomBytes(4).readUInt32BE() % LIST_SIZE;

@@ -1,0 +1,37 @@
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../db/dialect.ts';
+import { createGroupCommit, type Durability } from '../db/group-commit.ts';
+import type { Database } from '../db/schema.ts';
+
+/** Statements that belong together, run in one transaction. */
+export type Work<T> = (tx: Kysely<Database>) => Promise<T>;
+
+/**
+ * The issuer's writes, each endpoint's in one transaction, group-committed with the writes of
+ * concurrent requests (db/group-commit.ts): an issuance costs three durable commits (offer,
+ * token, credential) and one relaxed one (the c_nonce mark), shared by everyone waiting.
+ * Within a work item only the first statement may violate a unique constraint: a violation
+ * undoes that statement alone, so nothing of the item is written.
+ */
+export interface IssuerWrites {
+  /** What a tenant or a wallet handed over or was promised: survives a power cut. */
+  durable<T>(work: Work<T>): Promise<T>;
+  /** Single-use marks that expire within minutes (c_nonces): survive a crash of the process. */
+  relaxed<T>(work: Work<T>): Promise<T>;
+}
+
+export function createIssuerWrites(db: Kysely<Database>, dialect: Dialect): IssuerWrites {
+  const committer = (durability: Durability) => {
+    // PostgreSQL commits concurrent transactions together by itself; the work still needs one.
+    if (dialect === 'postgres' && durability === 'power-loss') {
+      return (work: Work<unknown>) => db.transaction().execute(work);
+    }
+    return createGroupCommit(db, dialect, (tx, work: Work<unknown>) => work(tx), { durability });
+  };
+  const durable = committer('power-loss');
+  const relaxed = committer('process-crash');
+  return {
+    durable: <T>(work: Work<T>) => durable(work) as Promise<T>,
+    relaxed: <T>(work: Work<T>) => relaxed(work) as Promise<T>,
+  };
+}
