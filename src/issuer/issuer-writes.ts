@@ -8,15 +8,16 @@ export type Work<T> = (tx: Kysely<Database>) => Promise<T>;
 
 /**
  * The issuer's writes, each endpoint's in one transaction, group-committed with the writes of
- * concurrent requests (db/group-commit.ts): an issuance costs three durable commits (offer,
- * token, credential) and one relaxed one (the c_nonce mark), shared by everyone waiting.
+ * concurrent requests (db/group-commit.ts): an issuance costs two durable commits (the offer,
+ * the credential) and two relaxed ones (the code's redemption, the c_nonce mark), each shared
+ * by everyone waiting.
  * Within a work item only the first statement may violate a unique constraint: a violation
  * undoes that statement alone, so nothing of the item is written.
  */
 export interface IssuerWrites {
   /** What a tenant or a wallet handed over or was promised: survives a power cut. */
   durable<T>(work: Work<T>): Promise<T>;
-  /** Single-use marks that expire within minutes (c_nonces): survive a crash of the process. */
+  /** Single-use marks that expire within minutes (codes, c_nonces): survive a crash of the process. */
   relaxed<T>(work: Work<T>): Promise<T>;
 }
 
