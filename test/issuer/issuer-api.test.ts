@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import type { TestResponse } from '../helpers/server.ts';
-import { type IssuerWorld, startIssuerWorld } from './issuer-helpers.ts';
+import { type IssuerWorld, proofKey, startIssuerWorld } from './issuer-helpers.ts';
 
 /** The project's error body: a code, a sentence, and for a bad field the field's path. */
 function assertError(response: TestResponse, status: number, code: string, path?: string) {
@@ -324,6 +324,47 @@ for (const kind of DATABASE_KINDS) {
       } finally {
         await allowing.close();
       }
+    });
+
+    it("a notification whose event is one of Object.prototype's names is 400, not 500", async () => {
+      const offer = await world.api('POST', '/v1/issuer/offers', {
+        configuration_ids: ['degree'],
+        claims: { degree: { given_name: 'Ada' } },
+      });
+      const document = (await (await fetch(offer.body.data.credential_offer_uri)).json()) as any;
+      const token = await world.server.request('POST', '/v2/openidc/token', {
+        body: {
+          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+          'pre-authorized_code':
+            document.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'],
+        },
+      });
+      assert.equal(token.status, 200, token.text);
+      const bearer = { authorization: `Bearer ${token.body.access_token}` };
+      const { c_nonce } = (await (await fetch(`${world.issuerId}/nonce`, { method: 'POST' })).json()) as any;
+      const key = await proofKey();
+      const issued = await world.server.request('POST', `/issuers/${world.clientId}/credential`, {
+        headers: bearer,
+        body: {
+          credential_configuration_id: 'degree',
+          proofs: { jwt: [await key.proof({ aud: world.issuerId, nonce: c_nonce })] },
+        },
+      });
+      assert.equal(issued.status, 200, issued.text);
+      for (const event of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+        const answer = await world.server.request('POST', `/issuers/${world.clientId}/notification`, {
+          headers: bearer,
+          body: { notification_id: issued.body.notification_id, event },
+        });
+        assertError(answer, 400, 'invalid_notification_request');
+      }
+      const accepted = await world.server.request('POST', `/issuers/${world.clientId}/notification`, {
+        headers: bearer,
+        body: { notification_id: issued.body.notification_id, event: 'credential_accepted' },
+      });
+      assert.equal(accepted.status, 204, accepted.text);
+      const tracking = await world.api('GET', `/v1/issuer/offers/${offer.body.data.id}`);
+      assert.equal(tracking.body.data.status, 'accepted');
     });
 
     it('DELETE of a configuration is 204, then 404, and it leaves the metadata', async () => {
