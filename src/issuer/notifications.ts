@@ -19,7 +19,8 @@ export async function receiveNotification(
   token: IssuanceToken,
   body: { notification_id: string; event: string },
 ): Promise<void> {
-  const known = EVENTS[body.event];
+  // Own members only: "constructor" or "__proto__" must not find Object.prototype's.
+  const known = Object.hasOwn(EVENTS, body.event) ? EVENTS[body.event] : undefined;
   if (!known) {
     throw new CofferError(
       'invalid_notification_request',

@@ -191,6 +191,7 @@ export async function offerByReference(deps: IssuerDeps, clientId: number, offer
 
 /** `GET /v1/issuer/offers/{id}`: where the offer stands, what it issued, what happened. */
 export async function offerTracking(deps: IssuerDeps, clientId: number, offerId: string) {
+  await requireIssuer(deps, clientId);
   const offer = await findOffer(deps.db, offerId);
   if (!offer || offer.client_id !== clientId) throw notFound('The offer');
   const expired = offer.status === 'offered' && offer.expires_at <= deps.now().toISOString();
@@ -213,6 +214,7 @@ export async function completeDeferredOffer(
   offerId: string,
   claims: Record<string, Record<string, unknown>>,
 ) {
+  await requireIssuer(deps, clientId);
   const offer = await findOffer(deps.db, offerId);
   if (!offer || offer.client_id !== clientId) throw notFound('The offer');
   if (offer.claims_sealed !== null || !['offered', 'redeemed', 'deferred'].includes(offer.status)) {

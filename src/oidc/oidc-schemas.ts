@@ -3,7 +3,11 @@ import { Type } from 'typebox';
 /** The contract's JSON body; RFC 6749 form bodies arrive as the same object. Unknown parameters are ignored (RFC 6749 §3.2). */
 export const TokenRequestBody = Type.Object(
   {
-    grant_type: Type.String({ minLength: 1, description: 'authorization_code or refresh_token' }),
+    grant_type: Type.String({
+      minLength: 1,
+      description:
+        'authorization_code, refresh_token, or urn:ietf:params:oauth:grant-type:pre-authorized_code (OpenID4VCI §6.1, when credential issuers are enabled)',
+    }),
     code: Type.Optional(
       Type.String({ minLength: 1, maxLength: 512, description: 'authorization_code grant.' }),
     ),
@@ -26,6 +30,21 @@ export const TokenRequestBody = Type.Object(
       Type.String({
         maxLength: 1024,
         description: 'refresh_token grant: a narrower scope than granted (openid stays).',
+      }),
+    ),
+    'pre-authorized_code': Type.Optional(
+      Type.String({ description: 'Pre-authorized code grant: the code from the credential offer.' }),
+    ),
+    tx_code: Type.Optional(
+      Type.String({
+        description:
+          'Pre-authorized code grant: the transaction code, when the offer asks for one (5 wrong tries end the offer).',
+      }),
+    ),
+    authorization_details: Type.Optional(
+      Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))], {
+        description:
+          'Pre-authorized code grant: openid_credential entries narrowing the offer (JSON text in a form body).',
       }),
     ),
   },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { JsonWebKey } from 'node:crypto';
+import { type JsonWebKey, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
@@ -1764,6 +1764,861 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       ),
       runs(400),
     );
+  });
+
+  /** The issuer's tenant, a credential it issued, live offers and tokens: what the issuer fuzzing aims at. */
+  interface IssuerTargets {
+    token: string;
+    clientId: number;
+    issuerId: string;
+    issuerPath: string;
+    encryptionJwk: JWK;
+    offerIds: string[];
+    deferredOfferId: string;
+    codes: { code: string; txCode: string }[];
+    fuzzToken: string;
+    issuedToken: string;
+    deferredToken: string;
+    transactionId: string;
+    notificationId: string;
+    credentialIds: string[];
+    statusListIds: string[];
+  }
+  let issuerTargets: IssuerTargets | undefined;
+  const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+  const ISSUER_CONFIGURATIONS: Record<string, Record<string, unknown>> = {
+    pid: {
+      format: 'dc+sd-jwt',
+      vct: 'https://fuzz.example/pid',
+      claims: [{ path: ['given_name'], mandatory: true }, { path: ['address', 'locality'] }],
+      display: [{ name: 'PID', locale: 'en' }],
+      status: true,
+      batch_size: 2,
+    },
+    mdl: {
+      format: 'mso_mdoc',
+      doctype: MDL_DOCTYPE,
+      claims: [{ path: [MDL_NAMESPACE, 'given_name'] }],
+      status: true,
+    },
+    degree: { format: 'jwt_vc_json', type: 'Degree', claims: [{ path: ['degree'] }], status: true },
+    badge: { format: 'ldp_vc', type: 'Badge', claims: [], from_profile: { name: 'first_name' } },
+  };
+  const PID_CLAIMS = { pid: { given_name: 'Ada', address: { locality: 'London' } } };
+
+  /** A wallet's request for a token with the offer's pre-authorized code, as the test's setup makes it. */
+  async function redeemOffer(offerUri: string, txCode?: string): Promise<string> {
+    const offer = await server.request('GET', new URL(offerUri).pathname);
+    assert.equal(offer.status, 200, offer.text);
+    const code = offer.body.grants[PRE_AUTHORIZED]['pre-authorized_code'];
+    const token = await server.request('POST', '/v2/openidc/token', {
+      body: {
+        grant_type: PRE_AUTHORIZED,
+        'pre-authorized_code': code,
+        ...(txCode ? { tx_code: txCode } : {}),
+      },
+    });
+    assert.equal(token.status, 200, token.text);
+    return token.body.access_token;
+  }
+
+  async function issuerSetup(): Promise<IssuerTargets> {
+    if (issuerTargets) return issuerTargets;
+    const tenant = await server.createMaster('Fuzz issuer');
+    const enabled = await coffer(server, 'issuer', 'enable', '--client', String(tenant.clientId), '--json');
+    assert.equal(enabled.code, 0, enabled.stderr);
+    const issuerId = JSON.parse(enabled.stdout).credential_issuer as string;
+    const tenantApi = (method: string, path: string, body?: unknown) =>
+      server.request(method, path, {
+        headers: { 'x-api-token': tenant.token },
+        ...(body === undefined ? {} : { body }),
+      });
+    for (const [id, configuration] of Object.entries(ISSUER_CONFIGURATIONS)) {
+      const put = await tenantApi('PUT', `/v1/issuer/configurations/${id}`, configuration);
+      assert.equal(put.status, 201, put.text);
+    }
+    const offer = async (body: Record<string, unknown>) => {
+      const created = await tenantApi('POST', '/v1/issuer/offers', body);
+      assert.equal(created.status, 201, created.text);
+      return created.body.data as { id: string; credential_offer_uri: string; tx_code?: string };
+    };
+    // One credential issued for real: its id, status list and notification id are fuzzed below.
+    const issued = await offer({ configuration_ids: ['pid'], claims: PID_CLAIMS });
+    const issuedToken = await redeemOffer(issued.credential_offer_uri);
+    const proof = await walletProofFor(issuerId);
+    const credential = await server.request('POST', `${new URL(issuerId).pathname}/credential`, {
+      headers: { authorization: `Bearer ${issuedToken}` },
+      body: { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
+    });
+    assert.equal(credential.status, 200, credential.text);
+    // A deferred offer (no claims yet) and its transaction.
+    const deferred = await offer({ configuration_ids: ['pid'] });
+    const deferredToken = await redeemOffer(deferred.credential_offer_uri);
+    const pending = await server.request('POST', `${new URL(issuerId).pathname}/credential`, {
+      headers: { authorization: `Bearer ${deferredToken}` },
+      body: { credential_configuration_id: 'pid', proofs: { jwt: [await walletProofFor(issuerId)] } },
+    });
+    assert.equal(pending.status, 202, pending.text);
+    // Offers whose codes (with transaction codes) the token endpoint fuzzing tries to redeem.
+    const codes: IssuerTargets['codes'] = [];
+    const offerIds = [issued.id, deferred.id];
+    for (let i = 0; i < 4; i++) {
+      const open = await offer({
+        configuration_ids: ['pid', 'degree'],
+        claims: { ...PID_CLAIMS, degree: { degree: 'BSc' } },
+        tx_code: { length: 6 },
+      });
+      const document = await server.request('GET', new URL(open.credential_offer_uri).pathname);
+      codes.push({
+        code: document.body.grants[PRE_AUTHORIZED]['pre-authorized_code'],
+        txCode: open.tx_code!,
+      });
+      offerIds.push(open.id);
+    }
+    // The offer the credential endpoint fuzzing spends its token on.
+    const fuzzed = await offer({
+      configuration_ids: ['pid', 'mdl', 'degree'],
+      claims: { ...PID_CLAIMS, mdl: { [MDL_NAMESPACE]: { given_name: 'Ada' } }, degree: { degree: 'BSc' } },
+    });
+    offerIds.push(fuzzed.id);
+    const fuzzToken = await redeemOffer(fuzzed.credential_offer_uri);
+    const list = await tenantApi('GET', '/v1/issuer/credentials');
+    const metadata = await server.request(
+      'GET',
+      `/.well-known/openid-credential-issuer/issuers/${tenant.clientId}`,
+    );
+    issuerTargets = {
+      token: tenant.token,
+      clientId: tenant.clientId,
+      issuerId,
+      issuerPath: new URL(issuerId).pathname,
+      encryptionJwk: metadata.body.credential_request_encryption.jwks.keys[0],
+      offerIds,
+      deferredOfferId: deferred.id,
+      codes,
+      fuzzToken,
+      issuedToken,
+      deferredToken,
+      transactionId: pending.body.transaction_id,
+      notificationId: credential.body.notification_id,
+      credentialIds: list.body.data.map((c: { id: string }) => c.id),
+      statusListIds: list.body.data.map((c: { status_list: { uri: string } }) =>
+        c.status_list.uri.split('/').pop(),
+      ),
+    };
+    return issuerTargets;
+  }
+
+  /** A genuine key proof (`openid4vci-proof+jwt`) with a fresh c_nonce, or one spoilt as `spoil` says. */
+  async function walletProofFor(
+    issuerId: string,
+    spoil: {
+      typ?: unknown;
+      aud?: unknown;
+      nonce?: unknown;
+      iat?: unknown;
+      header?: Record<string, unknown>;
+      alg?: 'none';
+    } = {},
+  ): Promise<string> {
+    const nonce = await fetch(`${issuerId}/nonce`, { method: 'POST' });
+    sent++;
+    const { c_nonce } = (await nonce.json()) as { c_nonce: string };
+    const payload = {
+      aud: 'aud' in spoil ? spoil.aud : issuerId,
+      nonce: 'nonce' in spoil ? spoil.nonce : c_nonce,
+      iat: 'iat' in spoil ? spoil.iat : Math.floor(Date.now() / 1000),
+    };
+    if (spoil.alg === 'none') return new UnsecuredJWT(payload as Record<string, unknown>).encode();
+    const jwk = await exportJWK(holder.publicKey);
+    const header = {
+      alg: 'ES256',
+      typ: 'typ' in spoil ? spoil.typ : 'openid4vci-proof+jwt',
+      jwk,
+      ...spoil.header,
+    };
+    try {
+      return await new SignJWT(payload as Record<string, unknown>)
+        .setProtectedHeader(header as never)
+        .sign(holder.privateKey);
+    } catch {
+      // Headers jose will not sign (a bad crit or b64) still reach the issuer, unsigned.
+      return `${encoded(header)}.${encoded(payload)}.c2lnbmF0dXJl`;
+    }
+  }
+
+  test('the issuer: tenant API with hostile ids and bodies', async () => {
+    const targets = await issuerSetup();
+    const tenant = () => json({ 'x-api-token': targets.token });
+    const hostileId = (...real: string[]) =>
+      fc.oneof(
+        nasty.map((id) => encodeURIComponent(id.toWellFormed())),
+        fc.constantFrom(
+          ...real,
+          'a'.repeat(64),
+          'a'.repeat(65),
+          '%',
+          '%zz',
+          '..',
+          '%2e%2e',
+          '%2F',
+          '%00',
+          '%ED%A0%80',
+        ),
+      );
+    await check(
+      fc.asyncProperty(
+        fc.oneof(hostileId('fuzzed'), fc.constant('fuzzed')),
+        fc.constantFrom(...Object.values(ISSUER_CONFIGURATIONS)).chain((valid) =>
+          fc.oneof(
+            mutated(valid),
+            mutated((valid['claims'] as Record<string, unknown>[])[0] ?? { path: ['x'] }).map((claim) => ({
+              ...valid,
+              claims: [claim],
+            })),
+            fc
+              .array(
+                fc.oneof(
+                  nastyValue,
+                  fc.array(nastyValue, { maxLength: 4 }).map((path) => ({ path })),
+                ),
+                { maxLength: 4 },
+              )
+              .map((claims) => ({ ...valid, claims })),
+          ),
+        ),
+        async (id, body) =>
+          send({
+            method: 'PUT',
+            path: `/v1/issuer/configurations/${id}`,
+            headers: tenant(),
+            body: JSON.stringify(body),
+          }),
+      ),
+      runs(500),
+    );
+    await check(
+      fc.asyncProperty(
+        hostileId('fuzzed', 'nothing-here'),
+        fc.constantFrom('GET', 'DELETE'),
+        async (id, method) =>
+          send({
+            method,
+            path: `/v1/issuer/configurations/${id}`,
+            headers: { 'x-api-token': targets.token },
+          }),
+      ),
+      runs(150),
+    );
+    const validOffer = {
+      configuration_ids: ['pid'],
+      claims: PID_CLAIMS,
+      grant: 'pre-authorized_code',
+      tx_code: { length: 6, input_mode: 'numeric', description: 'From the letter' },
+      expires_in: 600,
+      callback_url: 'https://fuzz.invalid/callback',
+    };
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          mutated(validOffer),
+          mutated(validOffer.tx_code).map((tx_code) => ({ ...validOffer, tx_code })),
+          mutated(PID_CLAIMS.pid).map((pid) => ({ ...validOffer, claims: { pid } })),
+          fc.tuple(nasty, nastyValue).map(([key, value]) => ({ ...validOffer, claims: { [key]: value } })),
+        ),
+        async (body) =>
+          send({ method: 'POST', path: '/v1/issuer/offers', headers: tenant(), body: JSON.stringify(body) }),
+      ),
+      runs(500),
+    );
+    await check(
+      fc.asyncProperty(
+        hostileId(...targets.offerIds),
+        fc.oneof(
+          mutated({ claims: PID_CLAIMS }),
+          mutated(PID_CLAIMS.pid).map((pid) => ({ claims: { pid } })),
+        ),
+        fc.boolean(),
+        async (id, body, read) =>
+          read
+            ? send({
+                method: 'GET',
+                path: `/v1/issuer/offers/${id}`,
+                headers: { 'x-api-token': targets.token },
+              })
+            : send({
+                method: 'PUT',
+                path: `/v1/issuer/offers/${id}/claims`,
+                headers: tenant(),
+                body: JSON.stringify(body),
+              }),
+      ),
+      runs(300),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.oneof(nasty, fc.constantFrom(...targets.offerIds)),
+        fc.dictionary(nasty, nasty, { maxKeys: 2 }),
+        async (offer, extra) =>
+          send({
+            method: 'GET',
+            path: `/v1/issuer/credentials?${new URLSearchParams({ ...extra, offer })}`,
+            headers: { 'x-api-token': targets.token },
+          }),
+      ),
+      runs(150),
+    );
+    await check(
+      fc.asyncProperty(
+        hostileId(...targets.credentialIds.map(encodeURIComponent)),
+        mutated({ status: 'suspended' }),
+        async (id, body) =>
+          send({
+            method: 'POST',
+            path: `/v1/issuer/credentials/${id}/status`,
+            headers: tenant(),
+            body: JSON.stringify(body),
+          }),
+      ),
+      runs(250),
+    );
+    // Every tenant endpoint with another client's token, or a forged one.
+    await check(
+      fc.asyncProperty(
+        fc.oneof(fc.constant(masterToken), fc.constant(otherToken), nasty.map(asHeader)),
+        fc.constantFrom<[string, string, unknown]>(
+          ['PUT', '/v1/issuer/configurations/pid', ISSUER_CONFIGURATIONS['pid']],
+          ['GET', '/v1/issuer/configurations', undefined],
+          ['DELETE', '/v1/issuer/configurations/pid', undefined],
+          ['POST', '/v1/issuer/offers', validOffer],
+          ['GET', `/v1/issuer/offers/${targets.offerIds[0]}`, undefined],
+          ['PUT', `/v1/issuer/offers/${targets.deferredOfferId}/claims`, { claims: PID_CLAIMS }],
+          ['GET', '/v1/issuer/credentials', undefined],
+          ['POST', `/v1/issuer/credentials/${targets.credentialIds[0]}/status`, { status: 'revoked' }],
+        ),
+        async (token, [method, path, body]) => {
+          const answer = await exchange({
+            method,
+            path,
+            ...(body === undefined
+              ? { headers: { 'x-api-token': token } }
+              : { headers: json({ 'x-api-token': token }), body: JSON.stringify(body) }),
+          });
+          // Clients that are not issuers are 403; a forged token is refused one way or another.
+          assert.ok(
+            [masterToken, otherToken].includes(token) ? answer.status === 403 : answer.status >= 400,
+            `${method} ${path} as another: ${answer.status}`,
+          );
+        },
+      ),
+      runs(150),
+    );
+    // The real issuer's own things were not changed by anyone else.
+    const configurations = await server.request('GET', '/v1/issuer/configurations', {
+      headers: { 'x-api-token': targets.token },
+    });
+    assert.ok(configurations.body.data.some((c: { id: string }) => c.id === 'pid'));
+  });
+
+  test("the issuer's wallet-facing endpoints: metadata, offers, nonce, status lists, the offer page", async () => {
+    const targets = await issuerSetup();
+    const clientIds = fc.oneof(
+      nasty.map((id) => encodeURIComponent(id.toWellFormed())),
+      fc.constantFrom(
+        String(targets.clientId),
+        String(targets.clientId),
+        '0',
+        '01',
+        '9999999999',
+        '99999999999',
+        '-1',
+        '1e3',
+        String(subClientId),
+      ),
+    );
+    const ids = (...real: string[]) =>
+      fc.oneof(
+        nasty.map((id) => encodeURIComponent(id.toWellFormed())),
+        fc.constantFrom(...real, 'a'.repeat(16), 'a'.repeat(64), 'a'.repeat(65), '%2F', '%00', '..'),
+      );
+    const accept = fc.oneof(
+      fc.constantFrom(
+        'application/jwt',
+        'application/json',
+        'application/statuslist+jwt',
+        'application/statuslist+cwt',
+        'application/statuslist+cwt, application/statuslist+jwt;q=0.5',
+        'application/vc+jwt',
+        'application/vc+ld+json',
+        'text/html',
+        '*/*',
+      ),
+      nasty.map(asHeader),
+    );
+    await check(
+      fc.asyncProperty(
+        clientIds,
+        ids(...targets.offerIds),
+        accept,
+        fc.nat(3),
+        async (clientId, id, type, which) => {
+          const probes: Probe[] = [
+            {
+              method: 'GET',
+              path: `/.well-known/openid-credential-issuer/issuers/${clientId}`,
+              headers: { accept: type },
+            },
+            { method: 'GET', path: `/issuers/${clientId}/offers/${id}`, headers: { accept: type } },
+            {
+              method: 'POST',
+              path: `/issuers/${clientId}/nonce`,
+              headers: { 'content-type': 'application/json' },
+              body: '{}',
+            },
+            { method: 'GET', path: `/offer/${id}`, headers: { accept: type } },
+          ];
+          await send(probes[which]!);
+        },
+      ),
+      runs(500),
+    );
+    await check(
+      fc.asyncProperty(
+        ids(...targets.statusListIds),
+        accept,
+        fc.option(nasty.map(asHeader)),
+        async (id, type, etag) =>
+          send({
+            method: 'GET',
+            path: `/v1/status-lists/${id}`,
+            headers: { accept: type, ...(etag === null ? {} : { 'if-none-match': etag }) },
+          }),
+      ),
+      runs(300),
+    );
+  });
+
+  test('the token endpoint with the pre-authorized code grant: odd codes, transaction codes and details', async () => {
+    const targets = await issuerSetup();
+    const details = fc.oneof(
+      nastyValue,
+      fc.constant([{ type: 'openid_credential', credential_configuration_id: 'pid' }]),
+      fc.constant([
+        { type: 'openid_credential', credential_configuration_id: 'pid', locations: [targets.issuerId] },
+      ]),
+      mutated({
+        type: 'openid_credential',
+        credential_configuration_id: 'degree',
+        locations: [targets.issuerId],
+      }).map((d) => [d]),
+      fc.array(nastyValue, { maxLength: 12 }),
+    );
+    const code = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...targets.codes.map((c) => c.code)) },
+      nastyValue,
+      fc.constantFrom(targets.codes[0]!.code.slice(0, -1), `${targets.codes[0]!.code}x`, 'a'.repeat(129)),
+    );
+    const txCode = (which: number) =>
+      fc.oneof(
+        fc.constant(targets.codes[which % targets.codes.length]!.txCode),
+        nastyValue,
+        fc.constantFrom('000000', '1234567', ' 123456', '１２３４５６', '9'.repeat(65)),
+      );
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          { weight: 5, arbitrary: fc.constant(PRE_AUTHORIZED) },
+          fc.constantFrom(`${PRE_AUTHORIZED} `, PRE_AUTHORIZED.toUpperCase(), 'pre-authorized_code'),
+          nasty,
+        ),
+        code,
+        fc.nat(3).chain((which) => fc.option(txCode(which))),
+        fc.option(details),
+        fc.record({
+          form: fc.boolean(),
+          dpop: fc.option(nasty.map(asHeader)),
+          attestation: fc.option(fc.tuple(nasty.map(asHeader), nasty.map(asHeader))),
+        }),
+        async (grantType, preAuthorizedCode, tx, authorizationDetails, shape) => {
+          const body: Record<string, unknown> = {
+            grant_type: grantType,
+            'pre-authorized_code': preAuthorizedCode,
+            ...(tx === null ? {} : { tx_code: tx }),
+            ...(authorizationDetails === null
+              ? {}
+              : {
+                  authorization_details: shape.form
+                    ? JSON.stringify(authorizationDetails)
+                    : authorizationDetails,
+                }),
+          };
+          await send({
+            method: 'POST',
+            path: '/v2/openidc/token',
+            headers: {
+              'content-type': shape.form ? 'application/x-www-form-urlencoded' : 'application/json',
+              ...(shape.dpop === null ? {} : { dpop: shape.dpop }),
+              ...(shape.attestation === null
+                ? {}
+                : {
+                    'oauth-client-attestation': shape.attestation[0],
+                    'oauth-client-attestation-pop': shape.attestation[1],
+                  }),
+            },
+            body: shape.form ? formOf(body) : JSON.stringify(body),
+          });
+        },
+      ),
+      runs(700),
+    );
+  });
+
+  test('the credential, deferred credential and notification endpoints: hostile proofs, JWEs, tokens', async () => {
+    const targets = await issuerSetup();
+    const path = targets.issuerPath;
+    const spoil = fc.record(
+      {
+        typ: fc.oneof(fc.constantFrom('openid4vci-proof+jwt', 'jwt', 'kb+jwt'), nastyValue),
+        aud: fc.oneof(fc.constant(targets.issuerId), fc.constant(`${targets.issuerId}/`), nastyValue),
+        nonce: fc.oneof(nastyValue, fc.constantFrom('', 'eyJ0eXAiOiJKV1QifQ')),
+        iat: fc.oneof(nastyValue, fc.constantFrom(0, 2 ** 40, Math.floor(Date.now() / 1000) - 3600)),
+        header: fc.dictionary(
+          fc.constantFrom('kid', 'x5c', 'key_attestation', 'trust_chain', 'jwk', 'crit', 'b64'),
+          nastyValue,
+          { maxKeys: 2 },
+        ),
+        alg: fc.constant<'none'>('none'),
+      },
+      { requiredKeys: [] },
+    );
+    // Mostly spoilt proofs: a genuine one would spend the configuration it asks for.
+    const proof = fc.oneof(
+      { weight: 8, arbitrary: spoil.map((s) => ({ spoil: s })) },
+      { weight: 1, arbitrary: fc.constant({ spoil: {} }) },
+      { weight: 2, arbitrary: nasty.map((text) => ({ text })) },
+    );
+    const request = fc
+      .tuple(
+        fc.constantFrom('pid', 'mdl', 'degree', 'badge', 'nope'),
+        fc.array(proof, { minLength: 1, maxLength: 3 }),
+      )
+      .chain(([id, proofs]) =>
+        fc.oneof(
+          mutated({ credential_configuration_id: id, proofs: { jwt: proofs } }),
+          mutated({ credential_identifier: id, proofs: { attestation: proofs } }),
+          fc.constant({
+            credential_configuration_id: id,
+            proofs: { jwt: proofs },
+            credential_response_encryption: { jwk: {}, enc: 'A128GCM' },
+          }),
+        ),
+      );
+    const materialiseProofs = async (value: unknown): Promise<unknown> => {
+      if (Array.isArray(value)) return Promise.all(value.map(materialiseProofs));
+      if (value !== null && typeof value === 'object') {
+        const record = value as Record<string, unknown>;
+        if ('spoil' in record && Object.keys(record).length === 1) {
+          return walletProofFor(targets.issuerId, record['spoil'] as never);
+        }
+        if ('text' in record && Object.keys(record).length === 1) return record['text'];
+        return Object.fromEntries(
+          await Promise.all(Object.entries(record).map(async ([k, v]) => [k, await materialiseProofs(v)])),
+        );
+      }
+      return value;
+    };
+    const flipped = (token: string, at: number) =>
+      `${token.slice(0, at % token.length)}A${token.slice((at % token.length) + 1)}`;
+    const authorization = fc.oneof(
+      { weight: 6, arbitrary: fc.constant(`Bearer ${targets.fuzzToken}`) },
+      fc.constantFrom(
+        `DPoP ${targets.fuzzToken}`,
+        `Bearer ${targets.issuedToken}`,
+        `bearer  ${targets.fuzzToken}`,
+        'Bearer',
+        '',
+      ),
+      fc.nat().map((at) => `Bearer ${flipped(targets.fuzzToken, at)}`),
+      nasty.map((text) => `Bearer ${asHeader(text)}`),
+      fc.constant(`Bearer ${new UnsecuredJWT({ iss: server.url, sub: 'x' }).encode()}`),
+    );
+    const encryptTo = async (plaintext: string, enc: string, kid: string | null | undefined) =>
+      new CompactEncrypt(new TextEncoder().encode(plaintext))
+        .setProtectedHeader({
+          alg: 'ECDH-ES',
+          enc,
+          ...(kid === undefined ? {} : { kid: kid ?? targets.encryptionJwk.kid }),
+        })
+        .encrypt(await importJWK(targets.encryptionJwk, 'ECDH-ES'));
+    const envelope: fc.Arbitrary<Envelope> = fc.oneof(
+      { weight: 5, arbitrary: fc.constant({ kind: 'json' as const }) },
+      fc.record({
+        kind: fc.constant('jwe' as const),
+        enc: fc.constantFrom('A128GCM', 'A256GCM', 'A128CBC-HS256'),
+        kid: fc.oneof(fc.constant(null), fc.constant(undefined), nasty),
+        garble: fc.option(fc.nat()),
+        plain: fc.option(nasty),
+      }),
+      fc.record({
+        kind: fc.constant('raw' as const),
+        text: nasty,
+        type: fc.constantFrom('application/jwt', 'text/plain', 'application/json'),
+      }),
+    );
+    type Envelope =
+      | { kind: 'json' }
+      | { kind: 'raw'; text: string; type: string }
+      | {
+          kind: 'jwe';
+          enc: string;
+          kid: string | null | undefined;
+          garble: number | null;
+          plain: string | null;
+        };
+    const bodyOf = async (value: unknown, shape: Envelope) => {
+      if (shape.kind === 'raw') return { type: shape.type, body: shape.text };
+      const text = JSON.stringify(await materialiseProofs(value)) ?? 'null';
+      if (shape.kind === 'json') return { type: 'application/json', body: text };
+      let jwe = await encryptTo(shape.plain ?? text, shape.enc, shape.kid);
+      if (shape.garble !== null) jwe = flipped(jwe, shape.garble);
+      return { type: 'application/jwt', body: jwe };
+    };
+    await check(
+      fc.asyncProperty(
+        request,
+        authorization,
+        envelope,
+        fc.option(nasty.map(asHeader)),
+        async (value, auth, shape, dpop) => {
+          const { type, body } = await bodyOf(value, shape);
+          await send({
+            method: 'POST',
+            path: `${path}/credential`,
+            headers: { 'content-type': type, authorization: auth, ...(dpop === null ? {} : { dpop }) },
+            body,
+          });
+        },
+      ),
+      runs(600),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          mutated({ transaction_id: targets.transactionId }),
+          fc.constant({
+            transaction_id: targets.transactionId,
+            credential_response_encryption: { jwk: {}, enc: 'A128GCM' },
+          }),
+        ),
+        fc.oneof({ weight: 3, arbitrary: fc.constant(`Bearer ${targets.deferredToken}`) }, authorization),
+        envelope,
+        async (value, auth, shape) => {
+          const { type, body } = await bodyOf(value, shape);
+          await send({
+            method: 'POST',
+            path: `${path}/deferred-credential`,
+            headers: { 'content-type': type, authorization: auth },
+            body,
+          });
+        },
+      ),
+      runs(250),
+    );
+    await check(
+      fc.asyncProperty(
+        mutated({
+          notification_id: targets.notificationId,
+          event: 'credential_failure',
+          event_description: 'fuzz',
+        }),
+        fc.oneof({ weight: 3, arbitrary: fc.constant(`Bearer ${targets.issuedToken}`) }, authorization),
+        async (body, auth) =>
+          send({
+            method: 'POST',
+            path: `${path}/notification`,
+            headers: json({ authorization: auth }),
+            body: JSON.stringify(body),
+          }),
+      ),
+      runs(250),
+    );
+    // Malformed bodies at every issuer endpoint that takes one.
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(
+          ['PUT', '/v1/issuer/configurations/raw'],
+          ['POST', '/v1/issuer/offers'],
+          ['PUT', `/v1/issuer/offers/${targets.deferredOfferId}/claims`],
+          ['POST', `/v1/issuer/credentials/${encodeURIComponent(targets.credentialIds[0]!)}/status`],
+          ['POST', `${path}/nonce`],
+          ['POST', `${path}/credential`],
+          ['POST', `${path}/deferred-credential`],
+          ['POST', `${path}/notification`],
+        ),
+        rawBodies,
+        fc.constantFrom(
+          'application/json',
+          'application/jwt',
+          'application/x-www-form-urlencoded',
+          'text/plain',
+          '',
+        ),
+        async ([method, target], body, type) =>
+          send({
+            method,
+            path: target,
+            headers: {
+              'x-api-token': targets.token,
+              authorization: `Bearer ${targets.fuzzToken}`,
+              ...(type ? { 'content-type': type } : {}),
+            },
+            body,
+          }),
+      ),
+      runs(300),
+    );
+  });
+
+  test('a HAIP issuer at the token endpoint: DPoP and hostile Wallet Attestations', async () => {
+    const tenant = await server.createMaster('Fuzz HAIP issuer');
+    const enabled = await coffer(
+      server,
+      'issuer',
+      'enable',
+      '--client',
+      String(tenant.clientId),
+      '--haip',
+      '--json',
+    );
+    assert.equal(enabled.code, 0, enabled.stderr);
+    const tenantApi = (method: string, path: string, body?: unknown) =>
+      server.request(method, path, { headers: { 'x-api-token': tenant.token }, ...(body ? { body } : {}) });
+    assert.equal(
+      (await tenantApi('PUT', '/v1/issuer/configurations/pid', ISSUER_CONFIGURATIONS['pid'])).status,
+      201,
+    );
+    const codes: string[] = [];
+    const offerIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const offer = await tenantApi('POST', '/v1/issuer/offers', {
+        configuration_ids: ['pid'],
+        claims: PID_CLAIMS,
+      });
+      const document = await server.request('GET', new URL(offer.body.data.credential_offer_uri).pathname);
+      offerIds.push(offer.body.data.id);
+      codes.push(document.body.grants[PRE_AUTHORIZED]['pre-authorized_code']);
+    }
+    const instance = await generateKeyPair('ES256', { extractable: true });
+    const instanceJwk = await exportJWK(instance.publicKey);
+    const tokenUrl = `${server.url}/v2/openidc/token`;
+    const first = await fetch(tokenUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        dpop: await new SignJWT({
+          htm: 'POST',
+          htu: tokenUrl,
+          iat: Math.floor(Date.now() / 1000),
+          jti: randomUUID(),
+        })
+          .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: instanceJwk })
+          .sign(instance.privateKey),
+      },
+      body: JSON.stringify({ grant_type: PRE_AUTHORIZED, 'pre-authorized_code': codes[0] }),
+    });
+    sent++;
+    // The first proof has no server nonce: the answer gives one, so the proofs below get past DPoP.
+    const dpopNonce = first.headers.get('dpop-nonce');
+    assert.ok(dpopNonce, `no DPoP-Nonce: ${first.status} ${await first.text()}`);
+    const signed = async (header: Record<string, unknown>, payload: Record<string, unknown>) => {
+      try {
+        return await new SignJWT(payload)
+          .setProtectedHeader({ alg: 'ES256', ...header } as never)
+          .sign(instance.privateKey);
+      } catch {
+        return `${encoded({ alg: 'ES256', ...header })}.${encoded(payload)}.c2lnbmF0dXJl`;
+      }
+    };
+    const now = () => Math.floor(Date.now() / 1000);
+    const certificate = fc.oneof(
+      nastyValue,
+      fc.constant([Buffer.from('not a certificate').toString('base64')]),
+      fc.array(
+        fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => Buffer.from(b).toString('base64')),
+        { minLength: 1, maxLength: 6 },
+      ),
+    );
+    const attestation = fc.record({
+      typ: fc.oneof(fc.constant('oauth-client-attestation+jwt'), nastyValue),
+      x5c: certificate,
+      sub: fc.oneof(fc.constant('wallet'), nastyValue),
+      exp: fc.oneof(fc.constant(now() + 600), nastyValue),
+      cnf: fc.oneof(fc.constant({ jwk: instanceJwk }), nastyValue),
+    });
+    const pop = fc.record({
+      typ: fc.oneof(fc.constant('oauth-client-attestation-pop+jwt'), nastyValue),
+      iss: fc.oneof(fc.constant('wallet'), nastyValue),
+      aud: fc.oneof(fc.constant(server.url), nastyValue),
+      iat: fc.oneof(fc.constant(now()), nastyValue),
+      jti: fc.oneof(fc.uuid(), nastyValue),
+    });
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(...codes),
+        fc.oneof({ weight: 4, arbitrary: fc.constant('genuine') }, nasty.map(asHeader)),
+        fc.option(fc.oneof(fc.tuple(attestation, pop), fc.tuple(nasty, nasty))),
+        fc.option(nasty),
+        async (code, dpop, headers, clientId) => {
+          const proof =
+            dpop === 'genuine'
+              ? await new SignJWT({
+                  htm: 'POST',
+                  htu: tokenUrl,
+                  iat: now(),
+                  jti: randomUUID(),
+                  nonce: dpopNonce,
+                })
+                  .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: instanceJwk })
+                  .sign(instance.privateKey)
+              : dpop;
+          let attestationHeaders = {};
+          if (headers !== null) {
+            const [a, p] = headers;
+            attestationHeaders =
+              typeof a === 'string'
+                ? {
+                    'oauth-client-attestation': asHeader(a),
+                    'oauth-client-attestation-pop': asHeader(p as string),
+                  }
+                : {
+                    'oauth-client-attestation': await signed(
+                      { typ: a.typ, x5c: a.x5c },
+                      { sub: a.sub, exp: a.exp, cnf: a.cnf },
+                    ),
+                    'oauth-client-attestation-pop': await signed(
+                      { typ: (p as { typ: unknown }).typ },
+                      { ...(p as object), typ: undefined },
+                    ),
+                  };
+          }
+          await send({
+            method: 'POST',
+            path: '/v2/openidc/token',
+            headers: { 'content-type': 'application/json', dpop: proof, ...attestationHeaders },
+            body: JSON.stringify({
+              grant_type: PRE_AUTHORIZED,
+              'pre-authorized_code': code,
+              ...(clientId === null ? {} : { client_id: clientId }),
+            }),
+          });
+        },
+      ),
+      runs(250),
+    );
+    // Without a trusted wallet provider no offer was redeemed.
+    for (const id of offerIds) {
+      assert.equal((await tenantApi('GET', `/v1/issuer/offers/${id}`)).body.data.status, 'offered');
+    }
   });
 
   test('malformed bodies, wrong media types, deep nesting and oversized headers', async () => {
