@@ -12,6 +12,7 @@ import type { Dialect } from '../db/dialect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';
 import { registerContext } from '../formats/ldp-vc/contexts/context-admin.ts';
+import { createDevelopmentCertificate } from '../keys/development-certificate.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { rotateSigningKey } from '../keys/signing-keys.ts';
 import { checkVerifierMetadata } from '../oid4vp/verifier-registry.ts';
@@ -314,4 +315,29 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         group ? `unknown command "${[group, action].filter(Boolean).join(' ')}"` : 'no command given',
       );
   }
+}
+
+/**
+ * `--key FILE --chain FILE` (PEM, the chain's leaf first), or a development key and self-signed
+ * certificate for PUBLIC_URL's host when neither is given: what `verifier enable` and
+ * `issuer enable` sign with.
+ */
+export async function signingMaterialOf(
+  deps: Pick<CliDeps, 'publicUrl'>,
+  values: Record<string, unknown>,
+  name: string,
+  now: Date,
+): Promise<{ keyPem: string; chainPem: string; development: boolean }> {
+  if ((typeof values['key'] === 'string') !== (typeof values['chain'] === 'string')) {
+    throw new UsageError('--key and --chain go together: the key signs, the chain names it');
+  }
+  if (typeof values['key'] !== 'string') {
+    const made = await createDevelopmentCertificate({ name, dnsName: new URL(deps.publicUrl).hostname, now });
+    return { ...made, development: true };
+  }
+  return {
+    keyPem: await readText(values['key']),
+    chainPem: await readText(values['chain'] as string),
+    development: false,
+  };
 }

@@ -1,6 +1,12 @@
 import { enableIssuer } from '../issuer/issuer-admin.ts';
-import { createDevelopmentCertificate } from '../keys/development-certificate.ts';
-import { type CliDeps, type CommandResult, clientIdOf, parse, readText, UsageError } from './commands.ts';
+import {
+  type CliDeps,
+  type CommandResult,
+  clientIdOf,
+  parse,
+  signingMaterialOf,
+  UsageError,
+} from './commands.ts';
 
 /**
  * `coffer issuer enable --client ID [--key FILE --chain FILE] [--haip]`: the client's credential
@@ -19,18 +25,13 @@ export async function runIssuerCommand(deps: CliDeps, argv: string[]): Promise<C
   });
   if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const clientId = clientIdOf(values.client as string | undefined, '--client');
-  if ((typeof values.key === 'string') !== (typeof values.chain === 'string')) {
-    throw new UsageError('--key and --chain go together: the key signs, the chain names it');
-  }
-  const development = typeof values.key !== 'string';
   const now = new Date();
-  const material = development
-    ? await createDevelopmentCertificate({
-        name: `Coffer issuer ${clientId}`,
-        dnsName: new URL(deps.publicUrl).hostname,
-        now,
-      })
-    : { keyPem: await readText(values.key as string), chainPem: await readText(values.chain as string) };
+  const { development, ...material } = await signingMaterialOf(
+    deps,
+    values,
+    `Coffer issuer ${clientId}`,
+    now,
+  );
   const enabled = await enableIssuer(
     { db: deps.db, cipher: await deps.cipher(), publicUrl: deps.publicUrl, now },
     clientId,

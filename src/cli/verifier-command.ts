@@ -1,6 +1,12 @@
-import { createDevelopmentCertificate } from '../keys/development-certificate.ts';
 import { enableVerifier } from '../verifier/verifier-admin.ts';
-import { type CliDeps, type CommandResult, clientIdOf, parse, readText, UsageError } from './commands.ts';
+import {
+  type CliDeps,
+  type CommandResult,
+  clientIdOf,
+  parse,
+  signingMaterialOf,
+  UsageError,
+} from './commands.ts';
 
 /**
  * `coffer verifier enable --client ID [--key FILE --chain FILE]`: the client's request-signing
@@ -18,21 +24,13 @@ export async function runVerifierCommand(deps: CliDeps, argv: string[]): Promise
   });
   if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const clientId = clientIdOf(values.client as string | undefined, '--client');
-  if ((typeof values.key === 'string') !== (typeof values.chain === 'string')) {
-    throw new UsageError('--key and --chain go together: the key signs, the chain names it');
-  }
-  const development = typeof values.key !== 'string';
   const now = new Date();
-  const material = development
-    ? await createDevelopmentCertificate({
-        name: `Coffer verifier ${clientId}`,
-        dnsName: new URL(deps.publicUrl).hostname,
-        now,
-      })
-    : {
-        keyPem: await readText(values.key as string),
-        chainPem: await readText(values.chain as string),
-      };
+  const { development, ...material } = await signingMaterialOf(
+    deps,
+    values,
+    `Coffer verifier ${clientId}`,
+    now,
+  );
   const enabled = await enableVerifier(
     { db: deps.db, cipher: await deps.cipher(), publicUrl: deps.publicUrl, now },
     clientId,

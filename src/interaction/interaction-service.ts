@@ -7,6 +7,7 @@ import type { RateLimiter } from '../http/rate-limit.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import type { UserDeps } from '../users/user-service.ts';
 import type {
@@ -20,6 +21,7 @@ import type {
 } from './interaction-kinds.ts';
 import {
   findInteraction,
+  finishInteraction,
   type InteractionRow,
   insertInteraction,
   updateInteraction,
@@ -212,6 +214,32 @@ export async function startSession(
 }
 
 export const authTimeNow = (deps: InteractionDeps) => Math.floor(clock(deps).getTime() / 1000);
+
+/**
+ * The person proved by `proof` logs in to `tenant` (signed up there when unknown, as the e-mail
+ * and wallet methods do): the interaction is finished with them, and a browser session starts.
+ * The kinds that log people into a tenant (the OP's log-in, the issuer's) share this step.
+ */
+export async function logInToTenant(
+  deps: InteractionDeps,
+  row: InteractionRow,
+  tenant: number,
+  proof: LoginProof,
+): Promise<{ user: UserIdentity; authTime: number; sessionId: string }> {
+  const user =
+    proof.method === 'wallet'
+      ? await logInWithWallet(deps.users, tenant, proof.address, proof.chainId)
+      : await logInWithEmail(deps.users, tenant, proof.email);
+  const authTime = authTimeNow(deps);
+  const finished = await finishInteraction(deps.db, row.id, {
+    user_id: user.user_id,
+    login_type: proof.method,
+    auth_time: authTime,
+  });
+  if (!finished) throw gone();
+  const sessionId = await startSession(deps, user, proof.method, authTime);
+  return { user, authTime, sessionId };
+}
 
 export function identityOfProof(deps: InteractionDeps, proof: LoginProof): ProvenIdentity {
   // A credential log-in proves the e-mail address its verified claim names.

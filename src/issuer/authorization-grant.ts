@@ -2,19 +2,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import type { FinishedLogin, InteractionKind, LoginProof } from '../interaction/interaction-kinds.ts';
-import { finishInteraction, type InteractionRow } from '../interaction/interaction-repository.ts';
+import type { InteractionRow } from '../interaction/interaction-repository.ts';
 import {
-  authTimeNow,
   gone,
   type InteractionDeps,
+  logInToTenant,
   SESSION_TTL_MS,
-  startSession,
 } from '../interaction/interaction-service.ts';
 import { renderLoginStep } from '../interaction/login-page.ts';
 import { startPage } from '../interaction/page-chrome.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { ExtensionTokenResponse, GrantExtension, TokenRequest } from '../oidc/token-service.ts';
-import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import type { IssuerAuthorizationRequest } from './authorization-request.ts';
 import { signIssuanceToken } from './issuance-tokens.ts';
 import { queueOfferEvent } from './issuer-callbacks.ts';
@@ -52,19 +50,8 @@ export function issuerLoginKind(deps: IssuerDeps, interactions: InteractionDeps)
     async logIn(row: InteractionRow, proof: LoginProof): Promise<FinishedLogin> {
       if (row.client_id === null) throw gone();
       const tenant = row.client_id;
-      const user =
-        proof.method === 'wallet'
-          ? await logInWithWallet(interactions.users, tenant, proof.address, proof.chainId)
-          : await logInWithEmail(interactions.users, tenant, proof.email);
-      const authTime = authTimeNow(interactions);
-      const finished = await finishInteraction(deps.db, row.id, {
-        user_id: user.user_id,
-        login_type: proof.method,
-        auth_time: authTime,
-      });
-      if (!finished) throw gone();
+      const { user, sessionId } = await logInToTenant(interactions, row, tenant, proof);
       const request = JSON.parse(row.params) as IssuerAuthorizationRequest;
-      const sessionId = await startSession(interactions, user, proof.method, authTime);
       const back = (params: Record<string, string>) =>
         authorizationResponse(request, deps.config.publicUrl, params);
       const done = (redirectTo: string) => ({

@@ -1,17 +1,15 @@
 import { findClient } from '../clients/client-repository.ts';
 import type { FinishedLogin, InteractionKind, LoginProof } from '../interaction/interaction-kinds.ts';
-import { finishInteraction, type InteractionRow } from '../interaction/interaction-repository.ts';
+import type { InteractionRow } from '../interaction/interaction-repository.ts';
 import {
-  authTimeNow,
   gone,
   type InteractionDeps,
+  logInToTenant,
   SESSION_TTL_MS,
   startInteraction,
-  startSession,
 } from '../interaction/interaction-service.ts';
 import { renderLoginStep } from '../interaction/login-page.ts';
 import { startPage } from '../interaction/page-chrome.ts';
-import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import { type AuthorizationRequest, authorizationResponse, issueAuthorizationCode } from './authorization.ts';
 import { oidcClaimsOfCredential, sealLoginClaims } from './login-claims.ts';
 
@@ -38,19 +36,8 @@ export function loginKind(deps: InteractionDeps): InteractionKind {
     async logIn(row: InteractionRow, proof: LoginProof): Promise<FinishedLogin> {
       const tenant = tenantOfClient(row);
       // A credential's verified e-mail claim logs in (or signs up) like a proven e-mail address.
-      const user =
-        proof.method === 'wallet'
-          ? await logInWithWallet(deps.users, tenant, proof.address, proof.chainId)
-          : await logInWithEmail(deps.users, tenant, proof.email);
-      const authTime = authTimeNow(deps);
-      const finished = await finishInteraction(deps.db, row.id, {
-        user_id: user.user_id,
-        login_type: proof.method,
-        auth_time: authTime,
-      });
-      if (!finished) throw gone();
+      const { user, authTime, sessionId } = await logInToTenant(deps, row, tenant, proof);
       const request = JSON.parse(row.params) as AuthorizationRequest;
-      const sessionId = await startSession(deps, user, proof.method, authTime);
       const claimsSealed =
         proof.method === 'credential'
           ? sealLoginClaims(
