@@ -50,7 +50,12 @@ for (const kind of DATABASE_KINDS) {
 
     test('discovery lists the refresh_token grant and offline_access', () => {
       const metadata = rp.config.serverMetadata();
-      assert.deepEqual(metadata.grant_types_supported, ['authorization_code', 'refresh_token']);
+      // The credential issuers' pre-authorized code grant (OpenID4VCI §6.1) is this provider's too.
+      assert.deepEqual(metadata.grant_types_supported, [
+        'authorization_code',
+        'refresh_token',
+        'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+      ]);
       assert.ok(metadata.scopes_supported?.includes('offline_access'));
     });
 
