@@ -3,7 +3,6 @@
  * prefix of the sequence for any m > n (each generator is hashed from the previous seed state),
  * so the cache keeps the last seed state and appends.
  */
-import { bls12_381 } from '@noble/curves/bls12-381.js';
 import {
   EXPAND_LENGTH,
   GENERATOR_DST,
@@ -11,7 +10,7 @@ import {
   GENERATOR_SEED_DST,
   MAX_MESSAGES,
 } from './ciphersuite.ts';
-import { type G1, g1FromBytes } from './curve.ts';
+import { type G1, g1ToBytes, hashToG1 } from './curve.ts';
 import { expandMessageXmd } from './hash-to-scalar.ts';
 import { concatOctets, i2osp8 } from './octets.ts';
 
@@ -31,13 +30,9 @@ let seedState = expandMessageXmd(GENERATOR_SEED, GENERATOR_SEED_DST, EXPAND_LENG
 function extendTo(count: number): void {
   for (let i = points.length + 1; i <= count; i++) {
     seedState = expandMessageXmd(concatOctets([seedState, i2osp8(i)]), GENERATOR_SEED_DST, EXPAND_LENGTH);
-    // hash_to_curve with a caller-chosen DST is not in mcl-wasm's public API: noble computes the
-    // point (once), mcl takes it by its compressed encoding.
-    const encoded = bls12_381.G1.hashToCurve(seedState, { DST: GENERATOR_DST }).toBytes();
-    const point = g1FromBytes(encoded);
-    if (point === undefined) throw new Error(`generator ${i} does not decode`);
+    const point = hashToG1(seedState, GENERATOR_DST);
     points.push(point);
-    encodings.push(encoded);
+    encodings.push(g1ToBytes(point));
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * fastBbs: BBS signatures (IETF draft, ciphersuite BLS12-381-SHA-256) on mcl-wasm, with cached
- * generators, multi-scalar multiplications and single-final-exponentiation pairing checks.
+ * fastBbs: BBS signatures (IETF draft, ciphersuite BLS12-381-SHA-256) on the curve backend of
+ * curve.ts (native blst when built, else mcl-wasm), with cached generators, multi-scalar
+ * multiplications and single-final-exponentiation pairing checks.
  */
 import { randomBytes } from 'node:crypto';
 import { SCALAR_LENGTH } from './ciphersuite.ts';
