@@ -30,7 +30,9 @@ const logPath = path.join(nativeDir, 'build.log');
 const require = createRequire(path.join(root, 'package.json'));
 
 const say = (line) => console.log(`coffer: ${line}`);
+/** Says why there is no addon, removes an older build (so the line tells what runs) and exits 0. */
 const fallback = (why) => {
+  rmSync(buildDir, { recursive: true, force: true });
   say(`native BLS12-381 backend not built: ${why}. BBS runs on mcl-wasm.`);
   process.exit(0);
 };
@@ -163,13 +165,11 @@ function main() {
   }
   writeFileSync(logPath, log);
   if (!result.ok) {
-    rmSync(buildDir, { recursive: true, force: true });
     fallback(`the build failed (see ${path.relative(root, logPath)})`);
   }
   try {
     selfTest();
   } catch (error) {
-    rmSync(buildDir, { recursive: true, force: true });
     fallback(`the built addon does not load (${error instanceof Error ? error.message : error})`);
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
