@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { curveChoice } from './bbs/curve.ts';
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
 import { loadTrustAnchors } from './config/trust-anchors.ts';
@@ -204,10 +205,14 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       masterKey: context.masterKey,
       cacheBytes: config.blockCacheBytes,
     });
-  registerOperations(app, [
-    { name: 'database', check: database.ping },
-    { name: 'storage', check: store.check },
-  ]);
+  registerOperations(
+    app,
+    [
+      { name: 'database', check: database.ping },
+      { name: 'storage', check: store.check },
+    ],
+    { bbsBackend: curveChoice.name },
+  );
 
   const cipher = createFieldCipher(context.masterKey);
   const users = {

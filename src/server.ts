@@ -1,4 +1,5 @@
 import { buildApp } from './app.ts';
+import { curveChoice } from './bbs/curve.ts';
 import { ConfigError, readConfig } from './config/config.ts';
 import { loadMasterKey } from './config/master-key.ts';
 import { openDatabase } from './db/database.ts';
@@ -16,6 +17,12 @@ async function main(): Promise<void> {
       'MASTER_KEY is not set: generated a new master key into DATA_DIR. Back it up; without it encrypted data is lost. Set MASTER_KEY in production.',
     );
   }
+  app.log.info(
+    { bbsBackend: curveChoice.name, reason: curveChoice.reason },
+    curveChoice.name === 'native'
+      ? 'BBS runs on the native backend (blst)'
+      : 'BBS runs on the WebAssembly backend (mcl-wasm)',
+  );
   if (config.environment === 'development')
     app.log.info('running in development mode (NODE_ENV=production for production)');
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { Type } from 'typebox';
 
 export type ReadinessCheck = { name: string; check: () => Promise<void> };
@@ -9,10 +9,28 @@ const Status = Type.Object({
   checks: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
 
+/** Facts about this process that do not change while it runs, exported as metrics. */
+export interface ProcessFacts {
+  /** The curve backend of the BBS core (src/bbs/curve.ts): 'native' (blst) or 'wasm' (mcl-wasm). */
+  bbsBackend: string;
+}
+
 /** Liveness, readiness (every dependency reachable) and Prometheus metrics. */
-export function registerOperations(app: FastifyInstance, checks: ReadinessCheck[]): void {
+export function registerOperations(
+  app: FastifyInstance,
+  checks: ReadinessCheck[],
+  facts?: ProcessFacts,
+): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (facts) {
+    new Gauge({
+      name: 'coffer_bbs_backend',
+      help: 'The curve backend BBS runs on (1 for the one in use): native (blst) or wasm (mcl-wasm)',
+      labelNames: ['backend'],
+      registers: [registry],
+    }).set({ backend: facts.bbsBackend }, 1);
+  }
   const requests = new Counter({
     name: 'coffer_http_requests_total',
     help: 'HTTP requests by route and status',

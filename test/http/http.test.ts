@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/app.ts';
+import { curveChoice } from '../../src/bbs/curve.ts';
 import { readConfig } from '../../src/config/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -93,6 +94,11 @@ describe('operations endpoints', () => {
     const r = await fetch(`${server.url}/metrics`);
     const text = await r.text();
     assert.match(text, /coffer_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+  });
+
+  test('GET /metrics names the curve backend BBS runs on', async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    assert.match(text, new RegExp(`^coffer_bbs_backend\\{backend="${curveChoice.name}"\\} 1$`, 'm'));
   });
 
   test('every response carries a request id and protective headers', async () => {
