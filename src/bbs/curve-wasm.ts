@@ -91,7 +91,10 @@ export const wasmCurve: CurveBackend = {
   },
   isIdentityG1: (point) => mclG1(point).isZero(),
   g1MultiScalarMul: (points, scalars) =>
-    asG1(mcl.mulVec(points as unknown as mcl.G1[], scalars.map(scalarToFr))),
+    // mcl refuses an empty sum; the interface's is the identity (a fresh mcl point is zero).
+    asG1(
+      points.length === 0 ? new mcl.G1() : mcl.mulVec(points as unknown as mcl.G1[], scalars.map(scalarToFr)),
+    ),
   g1Mul: (point, scalar) => asG1(mcl.mul(mclG1(point), scalarToFr(scalar))),
   g1Negate: (point) => asG1(mcl.neg(mclG1(point))),
   hashToG1(message, dst) {
