@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { createVerifyCryptosuite } from '@digitalbazaar/bbs-2023-cryptosuite';
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import * as vc from '@digitalbazaar/vc';
+import { curveChoice } from '../src/bbs/curve.ts';
 import { fastBbs } from '../src/bbs/index.ts';
 import { stockBbs } from '../src/bbs/stock.ts';
 import { verifyBaseProof } from '../src/formats/ldp-vc/bbs-2023/base-proof.ts';
@@ -100,7 +101,8 @@ export async function runBbs2023Benchmark(options: { iterations: number; stockIt
     'stock p90 ms',
     'stock/Coffer',
   ];
-  return [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+  const table = [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+  return `bbs-2023, Coffer on the ${curveChoice.name} curve backend\n\n${table}`;
 }
 
 function assertOk(result: { ok: boolean }) {

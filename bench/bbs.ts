@@ -7,6 +7,7 @@
  * `npm run bench -- --only=bbs`. Single thread; prints a markdown table.
  */
 import { parseArgs } from 'node:util';
+import { curveChoice } from '../src/bbs/curve.ts';
 import { type BbsSuite, fastBbs } from '../src/bbs/index.ts';
 import { stockBbs } from '../src/bbs/stock.ts';
 import { sample, summarise } from './timing.ts';
@@ -110,7 +111,7 @@ export async function runBbsBenchmark(overrides: Partial<BbsBenchmarkOptions> = 
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [
-    `BBS BLS12-381-SHA-256, ${DISCLOSED} disclosed for proofs; fast n=${options.iterations}, stock n=${options.stockIterations}, after ${options.warmup} warm-up runs; Node ${process.version}`,
+    `BBS BLS12-381-SHA-256, ${DISCLOSED} disclosed for proofs; fast n=${options.iterations}, stock n=${options.stockIterations}, after ${options.warmup} warm-up runs; curve backend ${curveChoice.name}; Node ${process.version}`,
     '',
     line(header),
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,

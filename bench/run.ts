@@ -17,9 +17,10 @@ import { type BenchDatabase, startBenchServer } from './server.ts';
 /**
  * `npm run bench [-- --only=NAME,… --db=sqlite,postgres --duration=10 --connections=10,50]`
  * Every scenario runs against a fresh server process on 127.0.0.1 and is bounded in time.
- * `--only=bbs` runs the BBS micro-benchmark (bench/bbs.ts) and `--only=bbs-2023` the
- * credential-level one (bench/bbs-2023.ts): in process, no server, each its own table, both
- * beside the stock Digital Bazaar stack.
+ * `--only=curve` compares the two curve backends (bench/curve.ts), `--only=bbs` runs the BBS
+ * micro-benchmark (bench/bbs.ts) and `--only=bbs-2023` the credential-level one
+ * (bench/bbs-2023.ts): in process, no server, each its own table, the last two beside the stock
+ * Digital Bazaar stack. BBS_BACKEND=wasm|native picks the curve backend of every benchmark.
  */
 const SCENARIOS: Record<string, Scenario> = {
   subclients: subClientList,
@@ -48,6 +49,7 @@ const { values } = parseArgs({
 // Not the per-scenario HTTP table: the first two run in this process, oid4vp and oid4vci their own
 // server beside a verifier or an issuer.
 const IN_PROCESS = [
+  'curve',
   'bbs',
   'bbs-2023',
   'proof-latency',
@@ -59,6 +61,10 @@ const IN_PROCESS = [
 ];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
+if (names.includes('curve')) {
+  const { runCurveBenchmark } = await import('./curve.ts');
+  console.log(`${await runCurveBenchmark({ iterations: 200, warmup: 20 })}\n`);
+}
 if (names.includes('bbs')) {
   const { runBbsBenchmark } = await import('./bbs.ts');
   console.log(`${await runBbsBenchmark()}\n`);
