@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/dialect.ts';
 import type { IssuerOffersTable } from '../db/schema.ts';
@@ -18,6 +18,7 @@ import { advertisedBatchSize } from './issuer-metadata.ts';
 import { findConfigurations, findOffer, listConfigurations, updateOffer } from './issuer-repository.ts';
 import type { Work } from './issuer-writes.ts';
 import { type ProvenKey, verifyKeyProofs } from './key-proofs.ts';
+import { sha256 } from './offer-document.ts';
 import { offerClaimsContext } from './offers.ts';
 import { countStatusEntry, drawStatusEntry, kindOfFormat, statusListUri } from './status-lists.ts';
 
@@ -185,8 +186,6 @@ async function deferIssuance(
   }
   return { kind: 'deferred', body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL } };
 }
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
 
 /**
  * The Deferred Credential Endpoint (§9): the transaction id names the offer; until its claims

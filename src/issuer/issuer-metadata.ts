@@ -1,4 +1,4 @@
-import { signEs256Jws } from '../status/list-signer.ts';
+import { signCompactJwsES256 } from '../keys/compact-jws.ts';
 import type { CredentialConfiguration } from './configurations.ts';
 import { configurationMetadata } from './configurations.ts';
 import type { IssuerKeys } from './issuer-keys.ts';
@@ -51,7 +51,7 @@ export function signMetadata(
   metadata: Record<string, unknown>,
   nowSeconds: number,
 ): string {
-  return signEs256Jws(
+  return signCompactJwsES256(
     { typ: 'openidvci-issuer-metadata+jwt', x5c: keys.es256.x5c },
     { ...metadata, iss: keys.issuerId, sub: keys.issuerId, iat: nowSeconds, exp: nowSeconds + 86_400 },
     keys.es256.privateKey,

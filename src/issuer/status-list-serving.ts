@@ -32,26 +32,35 @@ function qualityOf(accept: string, mediaType: string): number {
  * moves with every status change.
  */
 export async function servedStatusList(deps: IssuerDeps, listId: string, accept: string) {
-  const list = await deps.db
+  // The list's bytes (tens of kB) are read only when this version is not signed yet.
+  const head = await deps.db
     .selectFrom('status_lists')
-    .selectAll()
+    .select(['id', 'client_id', 'kind', 'version'])
     .where('id', '=', listId)
     .executeTakeFirst();
-  if (!list) throw notFound('The status list');
+  if (!head) throw notFound('The status list');
   const wantsCwt =
-    list.kind === 'token' &&
+    head.kind === 'token' &&
     qualityOf(accept, 'application/statuslist+cwt') > qualityOf(accept, 'application/statuslist+jwt');
-  const cacheKey = `${list.id}:${list.version}:${wantsCwt ? 'cwt' : 'default'}:${Math.floor(deps.now().getTime() / 3_600_000)}`;
-  let served = signed.get(cacheKey);
+  const hour = Math.floor(deps.now().getTime() / 3_600_000);
+  const keyOf = (version: number) => `${head.id}:${version}:${wantsCwt ? 'cwt' : 'default'}:${hour}`;
+  let version = head.version;
+  let served = signed.get(keyOf(version));
   if (!served) {
+    const list = await deps.db
+      .selectFrom('status_lists')
+      .selectAll()
+      .where('id', '=', listId)
+      .executeTakeFirstOrThrow();
     const keys = await deps.issuerKeys(list.client_id);
     if (!keys) throw notFound('The status list');
+    version = list.version;
     served = await renderStatusList(list, keys, deps.config.publicUrl, wantsCwt, deps.bbs2023, deps.now());
-    signed.set(cacheKey, served);
+    signed.set(keyOf(version), served);
   }
   return {
     ...served,
-    etag: `"${list.version}-${wantsCwt ? 'cwt' : 'jwt'}"`,
+    etag: `"${version}-${wantsCwt ? 'cwt' : 'jwt'}"`,
     cacheControl: `public, max-age=${LIST_TTL}`,
   };
 }

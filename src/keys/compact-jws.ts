@@ -170,7 +170,7 @@ export function es256Signature(signingInput: string, privateKey: KeyObject): str
 
 /** An ES256 compact JWS (the tokens and credentials Coffer issues). */
 export function signCompactJwsES256(
-  header: { typ?: string; kid?: string; x5c?: string[] },
+  header: { typ?: string; kid?: string; x5c?: string[]; cty?: string },
   payload: Record<string, unknown>,
   privateKey: KeyObject,
 ): string {

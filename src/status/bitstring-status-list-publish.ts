@@ -1,7 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import { type Bbs2023Deps, createBaseProof } from '../formats/ldp-vc/bbs-2023/base-proof.ts';
 import type { SecuredDocument } from '../formats/ldp-vc/bbs-2023/shared.ts';
-import { type ListSigner, signEs256Jws } from './list-signer.ts';
+import { signCompactJwsES256 } from '../keys/compact-jws.ts';
+import type { ListSigner } from './list-signer.ts';
 
 /**
  * An issuer's W3C Bitstring Status List v1.0 as a BitstringStatusListCredential: a VC-JWT signed
@@ -53,7 +54,7 @@ export function bitstringListCredential(list: BitstringListInput): Record<string
  */
 export function signBitstringListJwt(credential: Record<string, unknown>, signer: ListSigner): string {
   const x5c = signer.x5c.length > 0 ? { x5c: signer.x5c } : {};
-  return signEs256Jws({ typ: 'vc+jwt', cty: 'vc', ...x5c }, credential, signer.privateKey);
+  return signCompactJwsES256({ typ: 'vc+jwt', cty: 'vc', ...x5c }, credential, signer.privateKey);
 }
 
 export interface BbsIssuerKey {

@@ -1,7 +1,8 @@
 import { deflateSync } from 'node:zlib';
 import * as cborg from 'cborg';
+import { signCompactJwsES256 } from '../keys/compact-jws.ts';
 import { COSE_HEADER, signSign1ES256 } from './cose-sign1.ts';
-import { type ListSigner, signEs256Jws } from './list-signer.ts';
+import type { ListSigner } from './list-signer.ts';
 import type { TokenStatusBits } from './status-list-bits.ts';
 import { CWT_CLAIM, TOKEN_LIST_CWT_MEDIA_TYPE } from './token-status-list.ts';
 
@@ -35,7 +36,7 @@ function checkTtl(ttl: number): void {
 
 export function signTokenStatusListJwt(list: TokenStatusListInput, signer: ListSigner): string {
   checkTtl(list.ttl);
-  return signEs256Jws(
+  return signCompactJwsES256(
     { typ: 'statuslist+jwt', ...(signer.x5c.length > 0 ? { x5c: signer.x5c } : {}) },
     {
       sub: list.uri,
