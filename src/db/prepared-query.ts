@@ -15,15 +15,8 @@ interface Compiled<R> {
   names: Array<string | undefined>;
 }
 
-/**
- * Runs the query on `db` with `params`. Inside a transaction, pass the database the transaction
- * came from as `compiledBy`: a transaction is a new handle each time, and would compile afresh.
- */
-export type PreparedQuery<P, R> = (
-  db: Kysely<Database>,
-  params: P,
-  compiledBy?: Kysely<Database>,
-) => Promise<R[]>;
+/** Runs the query on `db` (a database or one of its transactions) with `params`. */
+export type PreparedQuery<P, R> = (db: Kysely<Database>, params: P) => Promise<R[]>;
 
 /** `param(name)` in a query given to prepareQuery: the value `params[name]` of each call. */
 export type Param<P> = <K extends keyof P & string>(name: K) => P[K];
@@ -41,7 +34,10 @@ export type Param<P> = <K extends keyof P & string>(name: K) => P[K];
 export function prepareQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<Database>, param: Param<P>) => Compilable<R>,
 ): PreparedQuery<P, R> {
-  const compiled = new WeakMap<Kysely<Database>, Compiled<R>>();
+  // Keyed by the database's dialect adapter: a transaction is a new Kysely handle each time but
+  // shares its database's adapter (and compiler), so a query compiles once per database, inside
+  // transactions too. Coffer adds no Kysely plugins, which would change the compiled SQL.
+  const compiled = new WeakMap<object, Compiled<R>>();
 
   function compile(db: Kysely<Database>): Compiled<R> {
     const made: Placeholder[] = [];
@@ -57,11 +53,12 @@ export function prepareQuery<P extends Record<string, unknown>, R>(
     return { query, names };
   }
 
-  return async (db, params, compiledBy = db) => {
-    let entry = compiled.get(compiledBy);
+  return async (db, params) => {
+    const adapter = db.getExecutor().adapter;
+    let entry = compiled.get(adapter);
     if (!entry) {
-      entry = compile(compiledBy);
-      compiled.set(compiledBy, entry);
+      entry = compile(db);
+      compiled.set(adapter, entry);
     }
     const { query, names } = entry;
     const parameters = names.map((name, i) => (name === undefined ? query.parameters[i] : params[name]));

@@ -21,9 +21,8 @@ export async function consumeAuthorizationCode(
   db: Kysely<Database>,
   codeHash: string,
   nowSeconds: number,
-  compiledBy?: Kysely<Database>,
 ): Promise<AuthorizationCodeRow | undefined> {
-  return (await markCodeConsumed(db, { codeHash, nowSeconds }, compiledBy))[0];
+  return (await markCodeConsumed(db, { codeHash, nowSeconds }))[0];
 }
 
 // The token endpoint and every bearer check run these, so they are compiled once (db/prepared-query.ts).
@@ -55,7 +54,7 @@ export function createCodeConsumer(db: Kysely<Database>, dialect: Dialect): Code
     db,
     dialect,
     (tx, item: { codeHash: string; nowSeconds: number }) =>
-      consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds, db),
+      consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds),
     { durability: 'process-crash' },
   );
   return (codeHash, nowSeconds) => consume({ codeHash, nowSeconds });

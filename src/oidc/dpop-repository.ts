@@ -24,7 +24,7 @@ export function createProofRecorder(db: Kysely<Database>, dialect: Dialect) {
   const insert = createGroupCommit(
     db,
     dialect,
-    async (tx, row: ProofRow) => (await insertProof(tx, row, db)).length > 0,
+    async (tx, row: ProofRow) => (await insertProof(tx, row)).length > 0,
     { durability: 'process-crash' },
   );
   return (proofKey: string, expiresAt: number) => insert({ proofKey, expiresAt });

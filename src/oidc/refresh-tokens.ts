@@ -128,25 +128,20 @@ export function createRefreshTokenRotator(db: Kysely<Database>, dialect: Dialect
     tx: Kysely<Database>,
     item: { used: RefreshTokenRow; nowSeconds: number },
   ): Promise<Successor | undefined> => {
-    const [marked] = await markRefreshTokenUsed(
-      tx,
-      { tokenHash: item.used.token_hash, nowSeconds: item.nowSeconds },
-      db,
-    );
+    const [marked] = await markRefreshTokenUsed(tx, {
+      tokenHash: item.used.token_hash,
+      nowSeconds: item.nowSeconds,
+    });
     if (!marked) return undefined;
     const token = generateSecret('refresh_token');
     const tokenHash = hashSecret(token);
-    await insertRefreshToken(
-      tx,
-      {
-        ...marked,
-        token_hash: tokenHash,
-        access_jti: jtiForRefreshToken(tokenHash),
-        created_at: item.nowSeconds,
-        used_at: null,
-      },
-      db,
-    );
+    await insertRefreshToken(tx, {
+      ...marked,
+      token_hash: tokenHash,
+      access_jti: jtiForRefreshToken(tokenHash),
+      created_at: item.nowSeconds,
+      used_at: null,
+    });
     return { token, tokenHash };
   };
   // Not waiting for the disk: a power cut can undo the last rotations (docs/storage.md, "Durability").

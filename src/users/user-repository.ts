@@ -24,22 +24,14 @@ const userInsert = prepareQuery((db, param: Param<Required<Omit<NewUserRow, 'use
     .returning('user_id'),
 );
 
-export async function insertUser(
-  db: Kysely<Database>,
-  user: NewUserRow,
-  compiledBy?: Kysely<Database>,
-): Promise<number> {
-  const [row] = await userInsert(
-    db,
-    {
-      ...user,
-      email_index: user.email_index ?? null,
-      email_verified: user.email_verified ?? 0,
-      wallet_address: user.wallet_address ?? null,
-      wallet_chain_id: user.wallet_chain_id ?? null,
-    },
-    compiledBy,
-  );
+export async function insertUser(db: Kysely<Database>, user: NewUserRow): Promise<number> {
+  const [row] = await userInsert(db, {
+    ...user,
+    email_index: user.email_index ?? null,
+    email_verified: user.email_verified ?? 0,
+    wallet_address: user.wallet_address ?? null,
+    wallet_chain_id: user.wallet_chain_id ?? null,
+  });
   return row!.user_id;
 }
 
@@ -48,7 +40,7 @@ export type UserInserter = (user: NewUserRow) => Promise<number>;
 
 /** insertUser with group commit on SQLite (db/group-commit.ts). */
 export function createUserInserter(db: Kysely<Database>, dialect: Dialect): UserInserter {
-  return createGroupCommit(db, dialect, (tx, user: NewUserRow) => insertUser(tx, user, db));
+  return createGroupCommit(db, dialect, (tx, user: NewUserRow) => insertUser(tx, user));
 }
 
 // No LIMIT: the unique indexes (tenant, e-mail) and (tenant, wallet) allow two rows at most, and
