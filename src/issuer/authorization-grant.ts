@@ -18,7 +18,7 @@ import { signIssuanceToken } from './issuance-tokens.ts';
 import { queueOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
-import { findIssuerRow, findOffer, insertOffer, updateOffer } from './issuer-repository.ts';
+import { findOffer, insertOffer, updateOffer } from './issuer-repository.ts';
 import { checkWalletAttestation } from './wallet-attestation-check.ts';
 
 /** Issuer codes carry this prefix, so the token endpoint hands them to this grant. */
@@ -161,9 +161,9 @@ export async function redeemIssuerCode(
   }
   if (code.expires_at <= nowSeconds) throw invalidGrant('The code has expired.');
   const issuerId = issuerIdOf(deps.config.publicUrl, code.client_id);
-  const issuer = await findIssuerRow(deps.db, code.client_id);
+  const issuer = await deps.issuerKeys(code.client_id);
   if (!issuer) throw invalidGrant('The code is not valid.');
-  if (issuer.haip === 1) {
+  if (issuer.haip) {
     if (jkt === null)
       throw new CofferError('invalid_dpop_proof', 'This issuer follows HAIP: send a DPoP proof.');
     const attested = await checkWalletAttestation(deps, request, issuerId);

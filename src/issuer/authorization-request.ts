@@ -6,7 +6,7 @@ import type { AuthorizationExtension } from '../oidc/authorization-extensions.ts
 import { SUPPORTED_SCOPES } from '../oidc/authorize-request.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
-import { configurationsWithScope, findConfigurations, findIssuerRow } from './issuer-repository.ts';
+import { configurationsWithScope, findConfigurations } from './issuer-repository.ts';
 import { checkWalletAttestation } from './wallet-attestation-check.ts';
 
 /**
@@ -179,7 +179,7 @@ export async function checkIssuerAuthorizationRequest(
   }
   if (issuerClientId === undefined)
     throw invalid('The request names no credential issuer (issuer_state, resource, locations or scope).');
-  const issuer = await findIssuerRow(deps.db, issuerClientId);
+  const issuer = await deps.issuerKeys(issuerClientId);
   if (!issuer) throw invalid('The named credential issuer is not known here.');
 
   const asked = [...new Set([...(details ?? []).map((d) => d.id), ...scoped])];
@@ -195,7 +195,7 @@ export async function checkIssuerAuthorizationRequest(
   const offerOnly = offerId === null && configurationIds.find((id) => !known.get(id)!.from_profile);
   if (offerOnly) throw invalid(`The configuration ${offerOnly} is issued only on an offer of the issuer.`);
 
-  const haip = issuer.haip === 1;
+  const haip = issuer.haip;
   if (haip && !context.pushed) throw invalid('This issuer follows HAIP: push the request (PAR) first.');
   if (haip && dpopJkt === null) throw invalid('This issuer follows HAIP: bind the request to a DPoP key.');
   return {

@@ -15,7 +15,15 @@ import { prepareOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import type { IssuerKeys } from './issuer-keys.ts';
 import { advertisedBatchSize } from './issuer-metadata.ts';
-import { findConfigurations, findOffer, listConfigurations, updateOffer } from './issuer-repository.ts';
+import {
+  findConfigurations,
+  findOffer,
+  insertIssuedCredential,
+  issuedConfigurationsOf,
+  listConfigurations,
+  markOfferIssued,
+  updateOffer,
+} from './issuer-repository.ts';
 import type { Work } from './issuer-writes.ts';
 import { type ProvenKey, verifyKeyProofs } from './key-proofs.ts';
 import { sha256 } from './offer-document.ts';
@@ -76,7 +84,7 @@ export async function issueCredentials(
   );
   if (!configuration)
     throw requestError('unknown_credential_configuration', 'The configuration no longer exists.');
-  if (await alreadyIssued(deps, offer.id, configurationId)) {
+  if ((await issuedConfigurationsOf(deps.db, offer.id)).has(configurationId)) {
     throw requestError(
       'credential_request_denied',
       'This credential has been issued already for this offer.',
@@ -121,16 +129,6 @@ function configurationOf(request: CredentialRequest, offered: string[]): string 
     );
   }
   return (identifier ?? configurationId)!;
-}
-
-async function alreadyIssued(deps: IssuerDeps, offerId: string, configurationId: string) {
-  const row = await deps.db
-    .selectFrom('issued_credentials')
-    .select('id')
-    .where('offer_id', '=', offerId)
-    .where('configuration_id', '=', configurationId)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 /** The offer's sealed claims for this configuration, the person's profile, or null: deferred. */
@@ -296,22 +294,19 @@ async function recordCopy(
     });
     try {
       await deps.writes.durable(async (tx) => {
-        await tx
-          .insertInto('issued_credentials')
-          .values({
-            id,
-            client_id: keys.clientId,
-            offer_id: offer.id,
-            configuration_id: copy.configurationId,
-            format: configuration.format,
-            status: 'valid',
-            status_list_id: entry?.listId ?? null,
-            status_index: entry?.index ?? null,
-            credential_hash: sha256(typeof issued === 'string' ? issued : JSON.stringify(issued)),
-            notification_id: copy.notificationId,
-            issued_at: nowIso,
-          })
-          .execute();
+        await insertIssuedCredential(tx, {
+          id,
+          client_id: keys.clientId,
+          offer_id: offer.id,
+          configuration_id: copy.configurationId,
+          format: configuration.format,
+          status: 'valid',
+          status_list_id: entry?.listId ?? null,
+          status_index: entry?.index ?? null,
+          credential_hash: sha256(typeof issued === 'string' ? issued : JSON.stringify(issued)),
+          notification_id: copy.notificationId,
+          issued_at: nowIso,
+        });
         if (entry) await countStatusEntry(tx, entry.listId);
         if (finish) await finish(tx);
       });
@@ -339,19 +334,9 @@ async function finishingWork(deps: IssuerDeps, offer: Selectable<IssuerOffersTab
     status: 'issued',
   });
   return async (tx) => {
-    const issued = await tx
-      .selectFrom('issued_credentials')
-      .select('configuration_id')
-      .distinct()
-      .where('offer_id', '=', offer.id)
-      .execute();
-    const done = new Set(issued.map((r) => r.configuration_id));
+    const done = await issuedConfigurationsOf(tx, offer.id);
     if (!ids.every((id) => done.has(id))) return;
-    await tx
-      .updateTable('issuer_offers')
-      .set({ status: 'issued', claims_sealed: null })
-      .where('id', '=', offer.id)
-      .execute();
+    await markOfferIssued(tx, offer.id);
     await event(tx);
   };
 }

@@ -1,5 +1,12 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import type { Database, IssuerOfferEventsTable, IssuerOffersTable, IssuersTable } from '../db/schema.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
+import type {
+  Database,
+  IssuedCredentialsTable,
+  IssuerOfferEventsTable,
+  IssuerOffersTable,
+  IssuersTable,
+} from '../db/schema.ts';
 import type { CredentialConfiguration } from './configurations.ts';
 
 /** Enabling again replaces the key and chain (and the HAIP flag); the BLS key was kept by the caller. */
@@ -50,36 +57,45 @@ export async function saveConfiguration(
   return !existing;
 }
 
+// Every issuance runs the statements below, so each is compiled once (db/prepared-query.ts).
+const selectConfigurations = prepareQuery((db, param: Param<{ clientId: number }>) =>
+  db
+    .selectFrom('issuer_configurations')
+    .select(['configuration_id', 'configuration'])
+    .where('client_id', '=', param('clientId'))
+    .orderBy('configuration_id'),
+);
+
+const selectConfiguration = prepareQuery((db, param: Param<{ clientId: number; id: string }>) =>
+  db
+    .selectFrom('issuer_configurations')
+    .select(['configuration_id', 'configuration'])
+    .where('client_id', '=', param('clientId'))
+    .where('configuration_id', '=', param('id')),
+);
+
 export async function listConfigurations(
   db: Kysely<Database>,
   clientId: number,
 ): Promise<Map<string, CredentialConfiguration>> {
-  const rows = await db
-    .selectFrom('issuer_configurations')
-    .select(['configuration_id', 'configuration'])
-    .where('client_id', '=', clientId)
-    .orderBy('configuration_id')
-    .execute();
+  const rows = await selectConfigurations(db, { clientId });
   return new Map(
     rows.map((r) => [r.configuration_id, JSON.parse(r.configuration) as CredentialConfiguration]),
   );
 }
 
+/** The configurations among `ids` that exist (an offer names one or a few). */
 export async function findConfigurations(
   db: Kysely<Database>,
   clientId: number,
   ids: string[],
 ): Promise<Map<string, CredentialConfiguration>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('issuer_configurations')
-    .select(['configuration_id', 'configuration'])
-    .where('client_id', '=', clientId)
-    .where('configuration_id', 'in', ids)
-    .execute();
-  return new Map(
-    rows.map((r) => [r.configuration_id, JSON.parse(r.configuration) as CredentialConfiguration]),
-  );
+  const found = new Map<string, CredentialConfiguration>();
+  for (const id of new Set(ids)) {
+    const [row] = await selectConfiguration(db, { clientId, id });
+    if (row) found.set(id, JSON.parse(row.configuration) as CredentialConfiguration);
+  }
+  return found;
 }
 
 export async function deleteConfiguration(
@@ -107,18 +123,116 @@ export async function configurationsWithScope(db: Kysely<Database>, scope: strin
     .filter((r) => r.configuration.scope === scope);
 }
 
-export const insertOffer = (db: Kysely<Database>, row: Insertable<IssuerOffersTable>) =>
-  db.insertInto('issuer_offers').values(row).execute();
+const insertOfferRow = prepareQuery((db, param: Param<Insertable<IssuerOffersTable>>) =>
+  db.insertInto('issuer_offers').values({
+    id: param('id'),
+    client_id: param('client_id'),
+    configuration_ids: param('configuration_ids'),
+    grant_type: param('grant_type'),
+    pre_authorized_code_hash: param('pre_authorized_code_hash'),
+    issuer_state: param('issuer_state'),
+    tx_code_hash: param('tx_code_hash'),
+    tx_code_spec: param('tx_code_spec'),
+    claims_sealed: param('claims_sealed'),
+    user_id: param('user_id'),
+    status: param('status'),
+    callback_url: param('callback_url'),
+    transaction_id_hash: param('transaction_id_hash'),
+    deferred_sealed: param('deferred_sealed'),
+    created_at: param('created_at'),
+    expires_at: param('expires_at'),
+    redeemed_at: param('redeemed_at'),
+  }),
+);
 
-export const findOffer = (db: Kysely<Database>, id: string) =>
-  db.selectFrom('issuer_offers').selectAll().where('id', '=', id).executeTakeFirst();
+export async function insertOffer(db: Kysely<Database>, row: Insertable<IssuerOffersTable>) {
+  await insertOfferRow(db, {
+    pre_authorized_code_hash: null,
+    issuer_state: null,
+    tx_code_hash: null,
+    tx_code_spec: null,
+    claims_sealed: null,
+    user_id: null,
+    callback_url: null,
+    transaction_id_hash: null,
+    deferred_sealed: null,
+    redeemed_at: null,
+    ...row,
+  });
+}
 
-export const findOfferByCodeHash = (db: Kysely<Database>, codeHash: string) =>
+const selectOffer = prepareQuery((db, param: Param<{ id: string }>) =>
+  db.selectFrom('issuer_offers').selectAll().where('id', '=', param('id')),
+);
+
+export const findOffer = async (db: Kysely<Database>, id: string) => (await selectOffer(db, { id }))[0];
+
+const selectOfferByCodeHash = prepareQuery((db, param: Param<{ codeHash: string }>) =>
+  db.selectFrom('issuer_offers').selectAll().where('pre_authorized_code_hash', '=', param('codeHash')),
+);
+
+export const findOfferByCodeHash = async (db: Kysely<Database>, codeHash: string) =>
+  (await selectOfferByCodeHash(db, { codeHash }))[0];
+
+const markRedeemed = prepareQuery((db, param: Param<{ id: string; at: string }>) =>
   db
-    .selectFrom('issuer_offers')
-    .selectAll()
-    .where('pre_authorized_code_hash', '=', codeHash)
-    .executeTakeFirst();
+    .updateTable('issuer_offers')
+    .set({ status: 'redeemed', redeemed_at: param('at') })
+    .where('id', '=', param('id'))
+    .where('status', '=', 'offered')
+    .returning('id'),
+);
+
+/** An offered offer becomes redeemed, once; false when another request redeemed it first. */
+export const markOfferRedeemed = async (db: Kysely<Database>, id: string, at: string) =>
+  (await markRedeemed(db, { id, at })).length === 1;
+
+const markIssued = prepareQuery((db, param: Param<{ id: string }>) =>
+  db
+    .updateTable('issuer_offers')
+    .set({ status: 'issued', claims_sealed: null })
+    .where('id', '=', param('id')),
+);
+
+/** Every configuration of the offer is issued: its claims go. */
+export const markOfferIssued = async (db: Kysely<Database>, id: string) => {
+  await markIssued(db, { id });
+};
+
+const insertIssued = prepareQuery((db, param: Param<Insertable<IssuedCredentialsTable>>) =>
+  db.insertInto('issued_credentials').values({
+    id: param('id'),
+    client_id: param('client_id'),
+    offer_id: param('offer_id'),
+    configuration_id: param('configuration_id'),
+    format: param('format'),
+    status: param('status'),
+    status_list_id: param('status_list_id'),
+    status_index: param('status_index'),
+    credential_hash: param('credential_hash'),
+    notification_id: param('notification_id'),
+    issued_at: param('issued_at'),
+  }),
+);
+
+export const insertIssuedCredential = async (
+  db: Kysely<Database>,
+  row: Insertable<IssuedCredentialsTable>,
+) => {
+  await insertIssued(db, row);
+};
+
+const selectIssuedConfigurations = prepareQuery((db, param: Param<{ offerId: string }>) =>
+  db
+    .selectFrom('issued_credentials')
+    .select('configuration_id')
+    .distinct()
+    .where('offer_id', '=', param('offerId')),
+);
+
+/** The configurations of an offer that have at least one issued copy. */
+export const issuedConfigurationsOf = async (db: Kysely<Database>, offerId: string) =>
+  new Set((await selectIssuedConfigurations(db, { offerId })).map((r) => r.configuration_id));
 
 /** Changes an offer only if it still has the values `expected` names; false when another request won. */
 export async function updateOffer(
@@ -146,8 +260,18 @@ export async function countTxCodeFailure(db: Kysely<Database>, id: string, limit
     .execute();
 }
 
-export const recordOfferEvent = (db: Kysely<Database>, row: Insertable<IssuerOfferEventsTable>) =>
-  db.insertInto('issuer_offer_events').values(row).execute();
+const insertOfferEvent = prepareQuery((db, param: Param<Insertable<IssuerOfferEventsTable>>) =>
+  db.insertInto('issuer_offer_events').values({
+    offer_id: param('offer_id'),
+    event: param('event'),
+    status: param('status'),
+    at: param('at'),
+  }),
+);
+
+export const recordOfferEvent = async (db: Kysely<Database>, row: Insertable<IssuerOfferEventsTable>) => {
+  await insertOfferEvent(db, row);
+};
 
 export const offerEventsOf = (db: Kysely<Database>, offerId: string) =>
   db
@@ -161,6 +285,23 @@ export const issuedCredentialsOf = (db: Kysely<Database>, clientId: number, offe
   let query = db.selectFrom('issued_credentials').selectAll().where('client_id', '=', clientId);
   if (offerId !== undefined) query = query.where('offer_id', '=', offerId);
   return query.orderBy('issued_at').orderBy('id').limit(1000).execute();
+};
+
+const insertNonceRow = prepareQuery(
+  (db, param: Param<{ verifier: string; nonce: string; expiresAt: number }>) =>
+    db.insertInto('verifier_nonces').values({
+      verifier: param('verifier'),
+      nonce: param('nonce'),
+      expires_at: param('expiresAt'),
+    }),
+);
+
+/** A c_nonce accepted by the credential endpoint; a unique violation when it was accepted before. */
+export const insertUsedCNonce = async (
+  db: Kysely<Database>,
+  row: { verifier: string; nonce: string; expiresAt: number },
+) => {
+  await insertNonceRow(db, row);
 };
 
 /**

@@ -12,6 +12,7 @@ import {
 import { PROOF_ALGORITHMS } from './configurations.ts';
 import { C_NONCE_TTL, checkCNonce } from './issuance-tokens.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
+import { insertUsedCNonce } from './issuer-repository.ts';
 import { verifyX5cJws } from './wallet-attestation-check.ts';
 
 /** §8.2.1.1: a proof's iat within five minutes, a minute's clock skew ahead. */
@@ -205,10 +206,11 @@ async function markNonceUsed(
 ): Promise<boolean> {
   try {
     await deps.writes.relaxed((tx) =>
-      tx
-        .insertInto('verifier_nonces')
-        .values({ verifier: `c_nonce:${issuerId}`, nonce, expires_at: nowSeconds + C_NONCE_TTL + 60 })
-        .execute(),
+      insertUsedCNonce(tx, {
+        verifier: `c_nonce:${issuerId}`,
+        nonce,
+        expiresAt: nowSeconds + C_NONCE_TTL + 60,
+      }),
     );
     return true;
   } catch (error) {

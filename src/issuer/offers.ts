@@ -10,7 +10,6 @@ import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
 import {
   findConfigurations,
-  findIssuerRow,
   findOffer,
   insertOffer,
   issuedCredentialsOf,
@@ -34,11 +33,14 @@ export const offerPaths = (publicUrl: string, clientId: number, offerId: string)
   };
 };
 
-/** The caller must be an issuer (`coffer issuer enable`). */
+/**
+ * The caller must be an issuer (`coffer issuer enable`). Its opened keys are cached (an issuer is
+ * never disabled), so an API call does not read and open the issuer's row again.
+ */
 export async function requireIssuer(deps: IssuerDeps, clientId: number) {
-  const row = await findIssuerRow(deps.db, clientId);
-  if (!row) throw forbidden('This client is not an issuer; enable it with `coffer issuer enable`.');
-  return row;
+  const keys = await deps.issuerKeys(clientId);
+  if (!keys) throw forbidden('This client is not an issuer; enable it with `coffer issuer enable`.');
+  return keys;
 }
 
 /** `POST /v1/issuer/offers`: the tenant offers credentials to a person's wallet. */

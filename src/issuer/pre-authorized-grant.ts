@@ -4,7 +4,7 @@ import { signIssuanceToken } from './issuance-tokens.ts';
 import { prepareOfferEvent, queueOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
-import { countTxCodeFailure, findIssuerRow, findOfferByCodeHash, updateOffer } from './issuer-repository.ts';
+import { countTxCodeFailure, findOfferByCodeHash, markOfferRedeemed } from './issuer-repository.ts';
 import { PRE_AUTHORIZED_GRANT, sha256, txCodeHash } from './offer-document.ts';
 import { checkWalletAttestation } from './wallet-attestation-check.ts';
 
@@ -52,10 +52,10 @@ export async function redeemPreAuthorizedCode(
   const nowIso = deps.now().toISOString();
   if (offer.expires_at <= nowIso) throw invalidGrant('The pre-authorized code has expired.');
   if (offer.status !== 'offered') throw invalidGrant('The pre-authorized code has been used.');
-  const issuer = await findIssuerRow(deps.db, offer.client_id);
+  const issuer = await deps.issuerKeys(offer.client_id);
   if (!issuer) throw invalidGrant('The pre-authorized code is not valid.');
   const issuerId = issuerIdOf(deps.config.publicUrl, offer.client_id);
-  if (issuer.haip === 1) {
+  if (issuer.haip) {
     if (jkt === null)
       throw new CofferError('invalid_dpop_proof', 'This issuer follows HAIP: send a DPoP proof.');
     await checkWalletAttestation(deps, request, issuerId);
@@ -102,12 +102,7 @@ export async function redeemPreAuthorizedCode(
   // Spending the code is a single-use mark, committed like the OP's code consumption: a power
   // cut may undo the last ones, and the offer still issues each configuration once (durable).
   const spent = await deps.writes.relaxed(async (tx) => {
-    const changed = await updateOffer(
-      tx,
-      offer.id,
-      { status: 'offered' },
-      { status: 'redeemed', redeemed_at: nowIso },
-    );
+    const changed = await markOfferRedeemed(tx, offer.id, nowIso);
     if (changed) await redeemed(tx);
     return changed;
   });
