@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -426,8 +426,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       'WALLET_PROVIDER_TRUST_ANCHORS',
     ),
     secrets: {
-      preAuthorizedCode: deriveKey(context.masterKey, 'issuer-pre-authorized-code/v1'),
-      cNonce: deriveKey(context.masterKey, 'issuer-c-nonce/v1'),
+      preAuthorizedCode: createSecretKey(deriveKey(context.masterKey, 'issuer-pre-authorized-code/v1')),
+      cNonce: createSecretKey(deriveKey(context.masterKey, 'issuer-c-nonce/v1')),
     },
     issuerKeys: createIssuerKeyCache(
       (clientId) => findIssuerRow(database.db, clientId),

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { CofferError } from '../errors.ts';
 import { decodeCompactJws, signCompactJwsES256, verifyJwsSignature } from '../keys/compact-jws.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
@@ -91,14 +91,14 @@ export async function verifyIssuanceToken(
  */
 export const C_NONCE_TTL = 300;
 
-export function createCNonce(key: Uint8Array, issuerId: string, nowSeconds: number): string {
+export function createCNonce(key: KeyObject, issuerId: string, nowSeconds: number): string {
   const body = `${(nowSeconds + C_NONCE_TTL).toString(36)}.${randomBytes(12).toString('base64url')}`;
   return `${body}.${mac(key, issuerId, body)}`;
 }
 
 /** The nonce's expiry (seconds) when it is one of this issuer's and still fresh; else null. */
 export function checkCNonce(
-  key: Uint8Array,
+  key: KeyObject,
   issuerId: string,
   nonce: unknown,
   nowSeconds: number,
@@ -114,5 +114,5 @@ export function checkCNonce(
   return Number.isFinite(expiresAt) && expiresAt > nowSeconds ? expiresAt : null;
 }
 
-const mac = (key: Uint8Array, issuerId: string, body: string) =>
+const mac = (key: KeyObject, issuerId: string, body: string) =>
   createHmac('sha256', key).update(`${issuerId}|${body}`).digest('base64url').slice(0, 22);

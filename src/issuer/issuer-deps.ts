@@ -1,4 +1,4 @@
-import type { X509Certificate } from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Bbs2023Deps } from '../formats/ldp-vc/bbs-2023/base-proof.ts';
@@ -24,8 +24,8 @@ export interface IssuerDeps {
   outbound: OutboundClient;
   /** WALLET_PROVIDER_TRUST_ANCHORS: the providers whose Wallet and key attestations count. */
   walletProviderTrustAnchors: X509Certificate[];
-  /** Keys derived from the master key: pre-authorized codes, c_nonces. */
-  secrets: { preAuthorizedCode: Uint8Array; cNonce: Uint8Array };
+  /** HMAC keys derived from the master key: pre-authorized codes, c_nonces. */
+  secrets: { preAuthorizedCode: KeyObject; cNonce: KeyObject };
   /** Opened issuer keys, cached per client (issuer-service.ts). */
   issuerKeys: (clientId: number) => Promise<IssuerKeys | undefined>;
   config: { publicUrl: string; allowPrivateTargets: boolean };

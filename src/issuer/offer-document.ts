@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomInt } from 'node:crypto';
+import { createHash, createHmac, type KeyObject, randomInt } from 'node:crypto';
 
 export const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 
@@ -6,7 +6,7 @@ export const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-author
  * The pre-authorized code of an offer: an HMAC of its id, so the offer fetched by reference can
  * carry it while the database keeps only its hash.
  */
-export const preAuthorizedCodeOf = (key: Uint8Array, offerId: string) =>
+export const preAuthorizedCodeOf = (key: KeyObject, offerId: string) =>
   createHmac('sha256', key).update(`pre-authorized-code:${offerId}`).digest('base64url');
 
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
