@@ -74,7 +74,7 @@ export async function startBenchServer(
   }
   // BENCH_CPU_PROFILE=DIR writes a V8 CPU profile of the server's main thread into DIR at exit.
   const profile = process.env['BENCH_CPU_PROFILE']
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROFILE']}`]
+    ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${process.env['BENCH_CPU_PROFILE']}`]
     : [];
   const child: ChildProcess = spawn(process.execPath, [...profile, path.join(ROOT, 'src/main.ts')], {
     env: { ...process.env, ...env },
