@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Dialect } from './dialect.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
+import { registerRelaxedSession } from './relaxed-session.ts';
 import type { Database } from './schema.ts';
 
 export interface DatabaseHandle {
@@ -27,21 +28,41 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
-      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
-    });
-    // An idle client's error (e.g. the server restarting) must not crash the process.
-    pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    // Settings given in the URL (?options=-c …) and Coffer's own go together: pg lets the URL's
+    // options replace a pool's, so they are taken out of the URL and joined.
+    const url = new URL(options.databaseUrl);
+    const urlSettings = url.searchParams.get('options');
+    url.searchParams.delete('options');
+    const openPool = (max: number, settings: string[]) => {
+      const all = [...(urlSettings ? [urlSettings] : []), ...settings];
+      const pool = new pg.Pool({
+        connectionString: url.toString(),
+        max,
+        ...(all.length ? { options: all.join(' ') } : {}),
+      });
+      // An idle client's error (e.g. the server restarting) must not crash the process.
+      pool.on('error', () => {});
+      return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    };
+    const searchPath = options.schema ? [`-c search_path=${options.schema}`] : [];
+    const poolSize = options.poolSize ?? 10;
+    const db = openPool(poolSize, searchPath);
+    // Relaxed commits (db/relaxed-session.ts) on their own, smaller pool.
+    const relaxed = openPool(Math.max(2, Math.ceil(poolSize / 4)), [
+      ...searchPath,
+      '-c synchronous_commit=off',
+    ]);
+    registerRelaxedSession(db, relaxed);
     return {
       db,
       dialect: 'postgres',
       ping: async () => {
         await sql`select 1`.execute(db);
       },
-      close: () => db.destroy(),
+      close: async () => {
+        await relaxed.destroy();
+        await db.destroy();
+      },
     };
   }
   mkdirSync(options.dataDir, { recursive: true });

@@ -1,7 +1,8 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { createBatcher } from './batcher.ts';
 import { type Dialect, isUniqueViolation } from './dialect.ts';
 import { SQLITE_DURABLE_SYNCHRONOUS } from './node-sqlite.ts';
+import { relaxedSessionOf } from './relaxed-session.ts';
 import type { Database } from './schema.ts';
 
 type Outcome<R> = { value: R } | { error: unknown };
@@ -19,6 +20,11 @@ type Outcome<R> = { value: R } | { error: unknown };
  */
 export type Durability = 'power-loss' | 'process-crash';
 
+// Compiled once: building a raw query costs more than SQLite's change of the setting.
+const RELAXED_SYNCHRONOUS = CompiledQuery.raw('PRAGMA synchronous = NORMAL');
+const DURABLE_SYNCHRONOUS = CompiledQuery.raw(`PRAGMA synchronous = ${SQLITE_DURABLE_SYNCHRONOUS}`);
+const SET_LOCAL_RELAXED = CompiledQuery.raw('SET LOCAL synchronous_commit = off');
+
 /**
  * A write (an insert, or a conditional update) for many concurrent requests. On SQLite the writes
  * waiting at one turn of the event loop share one transaction, so one fsync makes them all durable
@@ -31,16 +37,27 @@ export function createGroupCommit<Row, Result>(
   db: Kysely<Database>,
   dialect: Dialect,
   write: (db: Kysely<Database>, row: Row) => Promise<Result>,
-  options: { durability?: Durability } = {},
+  options: {
+    durability?: Durability;
+    /** `one` when `write` runs a single statement: it then needs no transaction of its own. */
+    statements?: 'one' | 'many';
+  } = {},
 ): (row: Row) => Promise<Result> {
   const relaxed = options.durability === 'process-crash';
   if (dialect === 'postgres') {
     if (!relaxed) return (row) => write(db, row);
-    return (row) =>
-      db.transaction().execute(async (tx) => {
-        await sql`SET LOCAL synchronous_commit = off`.execute(tx);
-        return write(tx, row);
-      });
+    const session = relaxedSessionOf(db);
+    if (!session) {
+      return (row) =>
+        db.transaction().execute(async (tx) => {
+          await tx.executeQuery(SET_LOCAL_RELAXED);
+          return write(tx, row);
+        });
+    }
+    // One statement commits by itself; several need their transaction.
+    return options.statements === 'one'
+      ? (row) => write(session, row)
+      : (row) => session.transaction().execute((tx) => write(tx, row));
   }
   const writeAll = (tx: Kysely<Database>) => async (rows: Row[]) => {
     const outcomes: Outcome<Result>[] = [];
@@ -59,11 +76,11 @@ export function createGroupCommit<Row, Result>(
       ? // The setting is the connection's: change it and restore it while holding the connection,
         // so no other transaction commits under it.
         db.connection().execute(async (connection) => {
-          await sql`PRAGMA synchronous = NORMAL`.execute(connection);
+          await connection.executeQuery(RELAXED_SYNCHRONOUS);
           try {
             return await connection.transaction().execute((tx) => writeAll(tx)(rows));
           } finally {
-            await sql.raw(`PRAGMA synchronous = ${SQLITE_DURABLE_SYNCHRONOUS}`).execute(connection);
+            await connection.executeQuery(DURABLE_SYNCHRONOUS);
           }
         })
       : db.transaction().execute((tx) => writeAll(tx)(rows)),

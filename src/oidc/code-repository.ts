@@ -55,7 +55,7 @@ export function createCodeConsumer(db: Kysely<Database>, dialect: Dialect): Code
     dialect,
     (tx, item: { codeHash: string; nowSeconds: number }) =>
       consumeAuthorizationCode(tx, item.codeHash, item.nowSeconds),
-    { durability: 'process-crash' },
+    { durability: 'process-crash', statements: 'one' },
   );
   return (codeHash, nowSeconds) => consume({ codeHash, nowSeconds });
 }

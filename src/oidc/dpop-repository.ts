@@ -25,7 +25,7 @@ export function createProofRecorder(db: Kysely<Database>, dialect: Dialect) {
     db,
     dialect,
     async (tx, row: ProofRow) => (await insertProof(tx, row)).length > 0,
-    { durability: 'process-crash' },
+    { durability: 'process-crash', statements: 'one' },
   );
   return (proofKey: string, expiresAt: number) => insert({ proofKey, expiresAt });
 }

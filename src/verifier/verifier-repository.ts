@@ -113,7 +113,10 @@ export function createVerifierWriters(db: Kysely<Database>, dialect: Dialect) {
       insertVerifierRequest(tx, row),
     ),
     settle: createGroupCommit(db, dialect, advance),
-    markRetrieved: createGroupCommit(db, dialect, advance, { durability: 'process-crash' }),
+    markRetrieved: createGroupCommit(db, dialect, advance, {
+      durability: 'process-crash',
+      statements: 'one',
+    }),
     markFirstRead: createGroupCommit(
       db,
       dialect,
@@ -125,7 +128,7 @@ export function createVerifierWriters(db: Kysely<Database>, dialect: Dialect) {
           .where('first_read_at', 'is', null)
           .execute();
       },
-      { durability: 'process-crash' },
+      { durability: 'process-crash', statements: 'one' },
     ),
   };
 }
