@@ -28,6 +28,8 @@ const FORMATS = ['dc+sd-jwt', 'mso_mdoc', 'ldp_vc'] as const;
 type Format = (typeof FORMATS)[number];
 const TARGET_MS: Record<Format, number> = { 'dc+sd-jwt': 3, mso_mdoc: 5, ldp_vc: 10 };
 const CLAIMS = 10;
+/** Untimed issuances per format and issuer before the timed runs. */
+const WARM_UP_ISSUANCES = 600;
 /** Issuances in the per-step CPU breakdown (bench/issuer.ts stepBreakdown). */
 const STEP_ISSUANCES = 1500;
 const MDOC_NAMESPACE = 'org.example.bench.1';
@@ -251,10 +253,12 @@ export async function runIssuerBenchmark(options: {
     const steps: StepRow[] = [];
     for (const format of formats) {
       for (const target of targets) {
-        // Untimed: 50 issuances, 10 at a time, so that the code each takes is compiled and warm.
+        // Untimed: 600 issuances, 10 at a time, so that the code each takes is compiled and warm:
+        // after only 50, V8's optimizing compiler was still at work during the first timed run and
+        // its threads' CPU counted as the server's (0.5 ms more per issuance at one connection).
         await Promise.all(
           Array.from({ length: 10 }, async () => {
-            for (let i = 0; i < 5; i++) await issuance(target, format);
+            for (let i = 0; i < WARM_UP_ISSUANCES / 10; i++) await issuance(target, format);
           }),
         );
         for (const connections of options.connections) {
