@@ -1,9 +1,28 @@
 import { X509Certificate } from 'node:crypto';
+import { createLru } from '../lru.ts';
+
+/**
+ * Parsed certificates by their text (PEM) or bytes (DER): a verifier's trusted issuers and an
+ * issuer's chain come again with every request and presentation, and parsing one costs about
+ * 90 µs. A certificate is immutable, so an entry is never stale; bounded.
+ */
+const parsedCertificates = createLru<string, X509Certificate>(512);
+
+/** `new X509Certificate(input)`, parsed once per distinct input; throws on an unreadable one. */
+export function parseCertificate(input: string | Uint8Array): X509Certificate {
+  const key = typeof input === 'string' ? input : `der:${Buffer.from(input).toString('base64')}`;
+  let certificate = parsedCertificates.get(key);
+  if (!certificate) {
+    certificate = new X509Certificate(input);
+    parsedCertificates.set(key, certificate);
+  }
+  return certificate;
+}
 
 /** Every PEM certificate of a text, in order (a chain file, a trust-anchor file); throws on an unreadable one. */
 export function pemCertificates(text: string): X509Certificate[] {
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  return blocks.map((pem) => new X509Certificate(pem));
+  return blocks.map((pem) => parseCertificate(pem));
 }
 
 /** The longest chain Coffer follows: deeper ones are refused rather than walked. */
@@ -13,8 +32,28 @@ export const MAX_CHAIN = 10;
 export const validAt = (certificate: X509Certificate, now: Date) =>
   new Date(certificate.validFrom) <= now && now <= new Date(certificate.validTo);
 
+/**
+ * Whether `issuer`'s key signed `certificate`, checked once per pair of parsed certificates (a
+ * fact about their bytes; with parseCertificate the same objects come back for the same bytes).
+ */
+const signatureChecks = new WeakMap<X509Certificate, WeakMap<X509Certificate, boolean>>();
+
+function signedBy(certificate: X509Certificate, issuer: X509Certificate): boolean {
+  let byIssuer = signatureChecks.get(certificate);
+  if (!byIssuer) {
+    byIssuer = new WeakMap();
+    signatureChecks.set(certificate, byIssuer);
+  }
+  let signed = byIssuer.get(issuer);
+  if (signed === undefined) {
+    signed = certificate.verify(issuer.publicKey);
+    byIssuer.set(issuer, signed);
+  }
+  return signed;
+}
+
 function issuedBy(certificate: X509Certificate, issuer: X509Certificate, now: Date): boolean {
-  return certificate.checkIssued(issuer) && certificate.verify(issuer.publicKey) && validAt(issuer, now);
+  return certificate.checkIssued(issuer) && signedBy(certificate, issuer) && validAt(issuer, now);
 }
 
 /**

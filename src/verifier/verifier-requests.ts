@@ -1,8 +1,9 @@
-import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { DcqlQuery } from 'dcql';
 import { type CryptoKey, importJWK, type JWK } from 'jose';
 import { CofferError } from '../errors.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
+import { parseCertificate } from '../keys/certificate-chain.ts';
 import { createLru } from '../lru.ts';
 import {
   authorizationRequestOf,
@@ -99,7 +100,7 @@ function checkTrustedIssuers(values: string[] | undefined): string[] {
   return (values ?? []).map((value, index) => {
     if (value.startsWith('did:')) return value;
     try {
-      new X509Certificate(value);
+      parseCertificate(value);
       return value;
     } catch {
       throw invalid(

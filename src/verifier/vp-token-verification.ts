@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import { DcqlPresentationResult, type DcqlQuery } from 'dcql';
 import type {
   NamedCheck,
@@ -6,6 +6,7 @@ import type {
   VerifiedPresentation,
 } from '../formats/presentation-verification.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
+import { parseCertificate } from '../keys/certificate-chain.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
 import type { StoredRequest } from './request-object.ts';
 
@@ -56,7 +57,7 @@ function trustOf(request: StoredRequest, anchors: X509Certificate[]) {
   const dids = request.trustedIssuers.filter((value) => value.startsWith('did:'));
   const certificates = request.trustedIssuers
     .filter((value) => !value.startsWith('did:'))
-    .map((pem) => new X509Certificate(pem));
+    .map((pem) => parseCertificate(pem));
   return { issuerTrustAnchors: [...anchors, ...certificates], trustedIssuerDids: dids };
 }
 

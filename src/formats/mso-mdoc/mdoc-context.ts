@@ -10,7 +10,7 @@ import {
   X509Certificate,
 } from 'node:crypto';
 import { CoseKey, Curve, Header, KeyType, type MdocContext, type Sign1 } from '@owf/mdoc';
-import { chainsToAnchor } from '../../keys/certificate-chain.ts';
+import { chainsToAnchor, parseCertificate } from '../../keys/certificate-chain.ts';
 
 /**
  * The cryptography @owf/mdoc leaves to its caller, with node:crypto: digests, COSE_Sign1 with
@@ -246,8 +246,8 @@ export const mdocContext: MdocContext = {
     getIssuerNameField: ({ certificate, field }) => subjectField(certificate, field),
     getPublicKey: ({ certificate }) => certificateOf(certificate).key,
     verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => {
-      const [leaf, ...rest] = x5chain.map((der) => new X509Certificate(der));
-      const anchors = trustedCertificates.map((der) => new X509Certificate(der));
+      const [leaf, ...rest] = x5chain.map((der) => parseCertificate(der));
+      const anchors = trustedCertificates.map((der) => parseCertificate(der));
       if (!leaf || !chainsToAnchor(leaf, rest, anchors, now ?? new Date())) {
         throw new Error('the certificate chain does not reach a trusted certificate');
       }

@@ -1,6 +1,6 @@
-import { createPublicKey, X509Certificate } from 'node:crypto';
+import { createPublicKey, type X509Certificate } from 'node:crypto';
 import { cborDecode, cborEncode, DataItem } from '@owf/mdoc';
-import { MAX_CHAIN, validAt } from '../../keys/certificate-chain.ts';
+import { MAX_CHAIN, parseCertificate, validAt } from '../../keys/certificate-chain.ts';
 import type { IssuerCertificate } from '../credential-format.ts';
 import { certificateOf } from '../jose-credentials.ts';
 import {
@@ -144,7 +144,7 @@ function chainOf(mdoc: Mdoc): X509Certificate[] | string {
   }
   if (ders.length > MAX_CHAIN) return `Its x5chain holds more than ${MAX_CHAIN} certificates.`;
   try {
-    return ders.map((der) => new X509Certificate(der));
+    return ders.map((der) => parseCertificate(der));
   } catch {
     return 'A certificate of its x5chain cannot be read.';
   }
