@@ -1,4 +1,4 @@
-import { createPublicKey, type JsonWebKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { createPublicKey, type JsonWebKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import {
   compactVerify,
   decodeJwt,
@@ -6,8 +6,9 @@ import {
   type JWTPayload,
   type ProtectedHeaderParameters,
 } from 'jose';
-import { chainsToAnchor, MAX_CHAIN, validAt } from '../keys/certificate-chain.ts';
+import { chainsToAnchor, MAX_CHAIN, parseCertificate, validAt } from '../keys/certificate-chain.ts';
 import { authorityKeyIdentifierOf } from '../keys/certificate-fields.ts';
+import { isJwsAlgorithm, verifyCompactJws } from '../keys/compact-jws.ts';
 import type { CredentialAuthority, IssuerCertificate, ParseContext } from './credential-format.ts';
 import { rejected } from './credential-format.ts';
 import { DidResolutionError, resolveDidKey } from './did-resolution.ts';
@@ -108,7 +109,7 @@ function parseChain(ders: Uint8Array[]): X509Certificate[] {
   let chain = parsedChains.get(key);
   if (!chain) {
     try {
-      chain = ders.map((der) => new X509Certificate(der));
+      chain = ders.map((der) => parseCertificate(der));
       publicKeyOf(chain[0]!);
     } catch {
       throw rejected('a certificate of its issuer cannot be read');
@@ -198,7 +199,10 @@ export async function verifyIssuerSignature(
   try {
     const key =
       'kty' in issuer.key ? createPublicKey({ key: issuer.key as JsonWebKey, format: 'jwk' }) : issuer.key;
-    await compactVerify(jws, key as KeyObject, { algorithms: [decoded.header.alg] });
+    const alg = decoded.header.alg;
+    // Coffer's own JWS check (node:crypto in one call) for the algorithms it knows; jose for others.
+    if (isJwsAlgorithm(alg)) verifyCompactJws(jws, alg, key as KeyObject);
+    else await compactVerify(jws, key as KeyObject, { algorithms: [alg] });
   } catch {
     throw rejected("its issuer's signature does not verify");
   }

@@ -163,14 +163,40 @@ export function verifyJwsSignature(decoded: DecodedJws, alg: JwsAlgorithm, key: 
   if (!valid) throw new JwsError('signature', 'The signature does not verify.');
 }
 
+/** Decodes a compact JWS and checks that `alg`, and no other, signed it with `key`; throws JwsError. */
+export function verifyCompactJws(jws: string, alg: JwsAlgorithm, key: KeyObject): DecodedJws {
+  const decoded = decodeCompactJws(jws);
+  if (decoded.header['alg'] !== alg) throw new JwsError('malformed', `The header does not name ${alg}.`);
+  verifyJwsSignature(decoded, alg, key);
+  return decoded;
+}
+
 /** The base64url ES256 signature (R || S) of a JWS signing input, by a P-256 private key. */
 export function es256Signature(signingInput: string, privateKey: KeyObject): string {
   return derToRaw(sign('sha256', Buffer.from(signingInput), privateKey), 32).toString('base64url');
 }
 
+type JwsHeader = { typ?: string; kid?: string; x5c?: string[]; cty?: string };
+export type EcdsaAlgorithm = 'ES256' | 'ES384' | 'ES512';
+
+/** An ECDSA compact JWS by a key of the algorithm's curve (a verifier's request objects). */
+export function signCompactJws(
+  alg: EcdsaAlgorithm,
+  header: JwsHeader,
+  payload: Record<string, unknown>,
+  privateKey: KeyObject,
+): string {
+  const rule = RULES[alg];
+  const signingInput = `${Buffer.from(JSON.stringify({ alg, ...header })).toString('base64url')}.${Buffer.from(
+    JSON.stringify(payload),
+  ).toString('base64url')}`;
+  const der = sign(rule.hash, Buffer.from(signingInput), privateKey);
+  return `${signingInput}.${derToRaw(der, rule.signatureLength! / 2).toString('base64url')}`;
+}
+
 /** An ES256 compact JWS (the tokens and credentials Coffer issues). */
 export function signCompactJwsES256(
-  header: { typ?: string; kid?: string; x5c?: string[]; cty?: string },
+  header: JwsHeader,
   payload: Record<string, unknown>,
   privateKey: KeyObject,
 ): string {
