@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { Database, VerifierRequestStatus, VerifierRequestsTable } from '../db/schema.ts';
 
 export type VerifierRequestRow = Selectable<VerifierRequestsTable>;
@@ -23,13 +24,21 @@ export async function saveVerifier(
     .execute();
 }
 
-export async function findVerifier(db: Kysely<Database>, clientId: number) {
-  return db
+// Every verification reads these, so they are compiled once (db/prepared-query.ts).
+const selectVerifier = prepareQuery((db, param: Param<{ clientId: number }>) =>
+  db
     .selectFrom('verifiers')
     .innerJoin('clients', 'clients.client_id', 'verifiers.client_id')
     .select(['verifiers.client_id', 'verifiers.key_sealed', 'verifiers.chain_pem', 'clients.name'])
-    .where('verifiers.client_id', '=', clientId)
-    .executeTakeFirst();
+    .where('verifiers.client_id', '=', param('clientId')),
+);
+
+const selectVerifierRequest = prepareQuery((db, param: Param<{ id: string }>) =>
+  db.selectFrom('verifier_requests').selectAll().where('id', '=', param('id')),
+);
+
+export async function findVerifier(db: Kysely<Database>, clientId: number) {
+  return (await selectVerifier(db, { clientId }))[0];
 }
 
 export async function insertVerifierRequest(
@@ -43,7 +52,7 @@ export async function findVerifierRequest(
   db: Kysely<Database>,
   id: string,
 ): Promise<VerifierRequestRow | undefined> {
-  return db.selectFrom('verifier_requests').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await selectVerifierRequest(db, { id }))[0];
 }
 
 /** The newest request made for a log-in interaction (logging in with a wallet), if any. */
