@@ -1,4 +1,4 @@
-import { createHash, type JsonWebKey, type KeyObject } from 'node:crypto';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { isUniqueViolation } from '../db/dialect.ts';
 import { CofferError } from '../errors.ts';
 import { resolveDidKey } from '../formats/did-resolution.ts';
@@ -9,6 +9,7 @@ import {
   publicKeyFromJwk,
   verifyJwsSignature,
 } from '../keys/compact-jws.ts';
+import { jwkThumbprint } from '../keys/jwk-thumbprint.ts';
 import { PROOF_ALGORITHMS } from './configurations.ts';
 import { C_NONCE_TTL, checkCNonce } from './issuance-tokens.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
@@ -37,14 +38,7 @@ export interface ProofExpectation {
   batchSize: number;
 }
 
-const thumbprintOf = (jwk: JsonWebKey) =>
-  createHash('sha256')
-    .update(
-      jwk.kty === 'EC'
-        ? JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y })
-        : JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x }),
-    )
-    .digest('base64url');
+const thumbprintOf = (jwk: JsonWebKey) => jwkThumbprint(jwk);
 
 /**
  * The `proofs` of a credential request (§8.2.1): `jwt` proofs, one per copy, each by its own

@@ -1,5 +1,4 @@
 import type { JsonWebKey, X509Certificate } from 'node:crypto';
-import { calculateJwkThumbprint } from 'jose';
 import type { Kysely } from 'kysely';
 import { credentialContext, readPrepared } from '../credentials/credential-service.ts';
 import { copyKeyContext, openIssuerDisplay } from '../credentials/held-credential-contexts.ts';
@@ -17,6 +16,7 @@ import { gone, liveInteraction, startInteraction } from '../interaction/interact
 import { identityOfSession } from '../interaction/session-identity.ts';
 import type { SessionRow } from '../interaction/session-repository.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
+import { jwkThumbprint } from '../keys/jwk-thumbprint.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { findAccountsOfIdentity, findHolderKeys } from '../users/user-repository.ts';
@@ -435,9 +435,7 @@ async function audienceOf(
     clientId: request.verifier.clientId,
     nonce: request.nonce,
     responseUri: request.target,
-    encryptionJwkThumbprint: encryption
-      ? Buffer.from(await calculateJwkThumbprint(encryption.jwk, 'sha256'), 'base64url')
-      : null,
+    encryptionJwkThumbprint: encryption ? Buffer.from(jwkThumbprint(encryption.jwk), 'base64url') : null,
   };
 }
 

@@ -1,5 +1,4 @@
 import { createHash, createHmac, type KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint, type JWK } from 'jose';
 import { CofferError } from '../errors.ts';
 import {
   type DecodedJws,
@@ -9,6 +8,7 @@ import {
   publicKeyFromJwk,
   verifyJwsSignature,
 } from '../keys/compact-jws.ts';
+import { jwkThumbprint } from '../keys/jwk-thumbprint.ts';
 
 /**
  * DPoP proofs (RFC 9449 §4.3), checked the same way at the token endpoint, at PAR and at every
@@ -135,7 +135,7 @@ async function proofHeaderOf(decoded: DecodedJws): Promise<ProofHeader> {
   let jkt: string;
   try {
     key = publicKeyFromJwk(jwk);
-    jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');
+    jkt = jwkThumbprint(jwk);
   } catch {
     throw invalidProof('The DPoP proof header carries no usable public key.');
   }

@@ -1,7 +1,8 @@
 import { createHash, createPrivateKey, type JsonWebKey, randomBytes, timingSafeEqual } from 'node:crypto';
-import { calculateJwkThumbprint, compactDecrypt, type JWK } from 'jose';
+import { compactDecrypt, type JWK } from 'jose';
 import type { VerifierRequestStatus } from '../db/schema.ts';
 import { CofferError, notFound } from '../errors.ts';
+import { jwkThumbprint } from '../keys/jwk-thumbprint.ts';
 import {
   authorizationRequestOf,
   isEncrypted,
@@ -158,7 +159,7 @@ async function audienceOf(
     nonce: row.nonce,
     responseUri: origin ? '' : responseUriOf(deps, row.id),
     encryptionJwkThumbprint: encrypted
-      ? Buffer.from(await calculateJwkThumbprint(row.stored.encryptionJwk, 'sha256'), 'base64url')
+      ? Buffer.from(jwkThumbprint(row.stored.encryptionJwk), 'base64url')
       : null,
   };
 }
