@@ -96,7 +96,10 @@ export async function issueCredentials(
     await verifyKeyProofs(deps, request.proofs, {
       issuerId: keys.issuerId,
       keyAttestation: keys.haip || configuration.key_attestations_required === true,
-      batchSize: advertisedBatchSize(await listConfigurations(deps.db, keys.clientId)),
+      batchSize: {
+        atLeast: configuration.batch_size ?? 1,
+        advertised: async () => advertisedBatchSize(await listConfigurations(deps.db, keys.clientId)),
+      },
     })
   ).slice(0, configuration.batch_size ?? 1);
   const claims = await claimsOf(deps, offer, configurationId, configuration);

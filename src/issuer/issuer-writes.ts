@@ -19,20 +19,24 @@ export interface IssuerWrites {
   durable<T>(work: Work<T>): Promise<T>;
   /** Single-use marks that expire within minutes (codes, c_nonces): survive a crash of the process. */
   relaxed<T>(work: Work<T>): Promise<T>;
+  /** A relaxed write of a single statement: on PostgreSQL one round trip, no transaction around it. */
+  relaxedStatement<T>(work: Work<T>): Promise<T>;
 }
 
 export function createIssuerWrites(db: Kysely<Database>, dialect: Dialect): IssuerWrites {
-  const committer = (durability: Durability) => {
+  const committer = (durability: Durability, statements: 'one' | 'many' = 'many') => {
     // PostgreSQL commits concurrent transactions together by itself; the work still needs one.
     if (dialect === 'postgres' && durability === 'power-loss') {
       return (work: Work<unknown>) => db.transaction().execute(work);
     }
-    return createGroupCommit(db, dialect, (tx, work: Work<unknown>) => work(tx), { durability });
+    return createGroupCommit(db, dialect, (tx, work: Work<unknown>) => work(tx), { durability, statements });
   };
   const durable = committer('power-loss');
   const relaxed = committer('process-crash');
+  const relaxedStatement = committer('process-crash', 'one');
   return {
     durable: <T>(work: Work<T>) => durable(work) as Promise<T>,
     relaxed: <T>(work: Work<T>) => relaxed(work) as Promise<T>,
+    relaxedStatement: <T>(work: Work<T>) => relaxedStatement(work) as Promise<T>,
   };
 }

@@ -35,7 +35,11 @@ export interface ProofExpectation {
   issuerId: string;
   /** Key attestations (Annex D) required: HAIP issuers and configurations that ask for them. */
   keyAttestation: boolean;
-  batchSize: number;
+  /**
+   * The metadata's batch_size (issuer-wide), read only when more proofs come than the
+   * configuration's own batch_size, which never exceeds it: most requests carry one proof.
+   */
+  batchSize: { atLeast: number; advertised: () => Promise<number> };
 }
 
 const thumbprintOf = (jwk: JsonWebKey) => jwkThumbprint(jwk);
@@ -57,12 +61,11 @@ export async function verifyKeyProofs(
   const nonces = new Set<string>();
   let keys: ProvenKey[];
   if (proofs.jwt) {
-    if (proofs.jwt.length > expected.batchSize) {
-      throw new CofferError(
-        'invalid_credential_request',
-        `At most ${expected.batchSize} proofs are taken (batch_size).`,
-        { status: 400 },
-      );
+    const most = await batchSizeFor(proofs.jwt.length, expected);
+    if (proofs.jwt.length > most) {
+      throw new CofferError('invalid_credential_request', `At most ${most} proofs are taken (batch_size).`, {
+        status: 400,
+      });
     }
     keys = proofs.jwt.map((jwt) => verifyJwtProof(deps, jwt, expected, nowSeconds, nonces, now));
   } else if (proofs.attestation) {
@@ -70,8 +73,8 @@ export async function verifyKeyProofs(
     if (typeof attested.nonce !== 'string') throw invalidProof('the attestation proof carries no nonce');
     checkNonce(deps, expected.issuerId, attested.nonce, nowSeconds);
     nonces.add(attested.nonce);
-    if (attested.keys.length > expected.batchSize)
-      throw invalidProof(`it attests more keys than batch_size (${expected.batchSize})`);
+    const most = await batchSizeFor(attested.keys.length, expected);
+    if (attested.keys.length > most) throw invalidProof(`it attests more keys than batch_size (${most})`);
     keys = attested.keys.map((jwk) => ({ jwk }));
   } else {
     throw invalidProof(`the proof type ${types[0]} is not supported`);
@@ -85,6 +88,9 @@ export async function verifyKeyProofs(
   }
   return keys;
 }
+
+const batchSizeFor = async (count: number, expected: ProofExpectation) =>
+  count <= expected.batchSize.atLeast ? expected.batchSize.atLeast : expected.batchSize.advertised();
 
 function checkNonce(deps: IssuerDeps, issuerId: string, nonce: unknown, nowSeconds: number): void {
   if (nonce === undefined) throw invalidProof('it carries no nonce (fetch one from the Nonce Endpoint)');
@@ -199,7 +205,7 @@ async function markNonceUsed(
   nowSeconds: number,
 ): Promise<boolean> {
   try {
-    await deps.writes.relaxed((tx) =>
+    await deps.writes.relaxedStatement((tx) =>
       insertUsedCNonce(tx, {
         verifier: `c_nonce:${issuerId}`,
         nonce,
