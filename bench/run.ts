@@ -77,7 +77,14 @@ const databases = values.db!.split(',') as BenchDatabase[];
 if (names.includes('proof-latency')) {
   const { runProofLatencyBenchmark } = await import('./proof-latency.ts');
   for (const database of databases) {
-    console.log(`${await runProofLatencyBenchmark({ database, requests: 400, stockIterations: 15 })}\n`);
+    console.log(
+      `${await runProofLatencyBenchmark({
+        database,
+        requests: 400,
+        distinctRequests: Number(process.env['BENCH_DISTINCT_PROOFS'] ?? 200),
+        stockIterations: 15,
+      })}\n`,
+    );
   }
 }
 const duration = Number(values.duration);

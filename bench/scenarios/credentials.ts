@@ -165,25 +165,42 @@ export const credentialList: Scenario = {
   },
 };
 
+/** The request body of a proof disclosing claims 0 and 1 of one stored credential. */
+const proofBody = (vc: SecuredDocument) =>
+  JSON.stringify({
+    vcIdFields: { [vc['id'] as string]: ['/credentialSubject/claim_0', '/credentialSubject/claim_1'] },
+    options: { presentationHeader: 'bench-verifier-nonce' },
+  });
+
+/**
+ * One holder with `count` stored credentials of `claims` claims each, and a proof request body
+ * (2 claims disclosed) per credential. Seeded in this process, so the server has read none of
+ * their blocks: each body's first request is a credential presented for the first time.
+ */
+export async function prepareProofRequests(
+  server: BenchServer,
+  claims: number,
+  count: number,
+): Promise<{ path: string; headers: Record<string, string>; bodies: string[] }> {
+  const holder = await prepareHolder(server);
+  const issuer = await createBenchIssuer(issuingBbs);
+  const credentials = await issueMany(() => issuer.issue(holder.did, claims), count);
+  await holder.seed(credentials);
+  return {
+    path: '/v1/openidc/credentials/proof',
+    headers: { authorization: `Bearer ${holder.accessToken}`, 'content-type': 'application/json' },
+    bodies: credentials.map(proofBody),
+  };
+}
+
 /** POST /v1/openidc/credentials/proof disclosing 2 of `claims` claims (a bbs-2023 derivation). */
 function credentialProof(claims: number): Scenario {
   return {
     name: `credential proof (${claims} claims, 2 disclosed)`,
     target: claims === 10 ? '≥ 150/s, p99 < 100 ms (SQLite)' : 'reported',
     async prepare(server) {
-      const holder = await prepareHolder(server);
-      const issuer = await createBenchIssuer(issuingBbs);
-      const vc = await issuer.issue(holder.did, claims);
-      await holder.seed([vc]);
-      return {
-        path: '/v1/openidc/credentials/proof',
-        method: 'POST',
-        headers: { authorization: `Bearer ${holder.accessToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          vcIdFields: { [vc['id'] as string]: ['/credentialSubject/claim_0', '/credentialSubject/claim_1'] },
-          options: { presentationHeader: 'bench-verifier-nonce' },
-        }),
-      };
+      const { path, headers, bodies } = await prepareProofRequests(server, claims, 1);
+      return { path, method: 'POST', headers, body: bodies[0]! };
     },
   };
 }

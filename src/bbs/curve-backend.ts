@@ -49,6 +49,11 @@ export interface CurveBackend {
   isIdentityG1(point: G1): boolean;
   /** sum(points[i] * scalars[i]) in one multi-scalar multiplication; scalars in [0, r). */
   g1MultiScalarMul(points: readonly G1[], scalars: readonly bigint[]): G1;
+  /**
+   * Points that will take part in many multi-scalar multiplications (the generators): a backend
+   * may keep work for them (tables of multiples). Never changes a result.
+   */
+  keepForMultiScalarMul(points: readonly G1[]): void;
   g1Mul(point: G1, scalar: bigint): G1;
   g1Negate(point: G1): G1;
   /** hash_to_curve (RFC 9380), suite BLS12381G1_XMD:SHA-256_SSWU_RO_, with the caller's DST. */

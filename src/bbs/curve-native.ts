@@ -32,13 +32,16 @@ interface Addon {
   g1Mul(point: Uint8Array, scalar: Uint8Array): Uint8Array;
   g2Mul(point: Uint8Array, scalar: Uint8Array): Uint8Array;
   g1MultiScalarMul(points: Uint8Array, scalars: Uint8Array): Uint8Array;
+  readonly rowSize: number;
+  g1Rows(points: Uint8Array): Uint8Array;
+  g1MultiScalarMulRows(rows: Uint8Array, scalars: Uint8Array): Uint8Array;
   hashToG1(message: Uint8Array, dst: Uint8Array): Uint8Array;
   g2Lines(point: Uint8Array): Uint8Array;
   pairingProductIsOne(g1Points: Uint8Array[], g2Lines: Uint8Array[]): boolean;
 }
 
 /** The interface version this file speaks (ADDON_INTERFACE in the C source). */
-const ADDON_INTERFACE = 1;
+const ADDON_INTERFACE = 2;
 const G1_SIZE = 96;
 const G2_SIZE = 192;
 
@@ -66,7 +69,58 @@ function scalarOctets(scalar: bigint): Uint8Array {
   return octets;
 }
 
+/** The points laid end to end, as the addon takes them. */
+function concatPoints(points: readonly G1[]): Uint8Array {
+  const octets = new Uint8Array(points.length * G1_SIZE);
+  for (let i = 0; i < points.length; i++) octets.set(bytesOf(points[i]!), i * G1_SIZE);
+  return octets;
+}
+
+function scalarsOctets(scalars: readonly bigint[]): Uint8Array {
+  const octets = new Uint8Array(scalars.length * SCALAR_LENGTH);
+  const view = new DataView(octets.buffer);
+  for (let i = 0; i < scalars.length; i++) writeScalar(view, i * SCALAR_LENGTH, scalars[i]!);
+  return octets;
+}
+
+/**
+ * Multi-scalar multiplications over points that recur (the generators, P1) with their
+ * precomputation rows kept (g1Rows, computed once per point): blst's own small-MSM path computes
+ * every point's rows at each call. A call whose points are mostly fixed takes the kept rows and
+ * computes the others' (say D in a proof's T2); the sum is the same point either way.
+ */
+function createRowCache(addon: Addon) {
+  const rowSize = addon.rowSize;
+  /** Keyed by the point's own Uint8Array: a fixed point is one object for the life of the process. */
+  const rows = new WeakMap<Uint8Array, Uint8Array>();
+  return {
+    keep(points: readonly G1[]): void {
+      const missing = points.filter((point) => !rows.has(bytesOf(point)));
+      if (missing.length === 0) return;
+      const computed = addon.g1Rows(concatPoints(missing));
+      missing.forEach((point, i) => {
+        rows.set(bytesOf(point), computed.subarray(i * rowSize, (i + 1) * rowSize));
+      });
+    },
+    /** The sum over kept rows, or undefined when fewer than half the points have them. */
+    multiScalarMul(points: readonly G1[], scalars: readonly bigint[]): G1 | undefined {
+      const kept = points.map((point) => rows.get(bytesOf(point)));
+      const others = points.filter((_, i) => kept[i] === undefined);
+      if (others.length * 2 > points.length) return undefined;
+      const table = new Uint8Array(points.length * rowSize);
+      const computed = others.length > 0 ? addon.g1Rows(concatPoints(others)) : undefined;
+      let next = 0;
+      kept.forEach((row, i) => {
+        if (row !== undefined) table.set(row, i * rowSize);
+        else table.set(computed!.subarray(next * rowSize, ++next * rowSize), i * rowSize);
+      });
+      return asG1(addon.g1MultiScalarMulRows(table, scalarsOctets(scalars)));
+    },
+  };
+}
+
 function createNativeCurve(addon: Addon): CurveBackend {
+  const rowCache = createRowCache(addon);
   const decodedOrThrow = <T>(point: T | undefined, name: string): T => {
     if (point === undefined) throw new Error(`${name} does not decode to a valid point`);
     return point;
@@ -84,6 +138,7 @@ function createNativeCurve(addon: Addon): CurveBackend {
   const BP2 = decodedOrThrow(g2FromBytes(bls12_381.G2.Point.BASE.toBytes()), 'BP2');
   /** BP2's Miller-loop lines are computed once: every pairing check has BP2 on one side. */
   const bp2Lines = addon.g2Lines(bytesOf(BP2));
+  rowCache.keep([P1]);
 
   return {
     name: 'native',
@@ -100,15 +155,13 @@ function createNativeCurve(addon: Addon): CurveBackend {
     isIdentityG1: (point) => addon.g1IsIdentity(bytesOf(point)),
     g1MultiScalarMul(points, scalars) {
       if (points.length !== scalars.length) throw new RangeError('as many scalars as points are needed');
-      const pointOctets = new Uint8Array(points.length * G1_SIZE);
-      const scalarBytes = new Uint8Array(scalars.length * SCALAR_LENGTH);
-      const view = new DataView(scalarBytes.buffer);
-      for (let i = 0; i < points.length; i++) {
-        pointOctets.set(bytesOf(points[i]!), i * G1_SIZE);
-        writeScalar(view, i * SCALAR_LENGTH, scalars[i]!);
+      if (points.length > 1) {
+        const sum = rowCache.multiScalarMul(points, scalars);
+        if (sum !== undefined) return sum;
       }
-      return asG1(addon.g1MultiScalarMul(pointOctets, scalarBytes));
+      return asG1(addon.g1MultiScalarMul(concatPoints(points), scalarsOctets(scalars)));
     },
+    keepForMultiScalarMul: (points) => rowCache.keep(points),
     g1Mul: (point, scalar) => asG1(addon.g1Mul(bytesOf(point), scalarOctets(scalar))),
     g1Negate: (point) => asG1(addon.g1Negate(bytesOf(point))),
     hashToG1: (message, dst) => asG1(addon.hashToG1(message, dst)),
@@ -146,7 +199,12 @@ export function loadNativeCurve(addonPath: string = NATIVE_ADDON_PATH): NativeCu
           : `the addon does not load: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
-  if (addon.interface !== ADDON_INTERFACE || addon.g1Size !== G1_SIZE || addon.g2Size !== G2_SIZE) {
+  if (
+    addon.interface !== ADDON_INTERFACE ||
+    addon.g1Size !== G1_SIZE ||
+    addon.g2Size !== G2_SIZE ||
+    !(addon.rowSize > 0)
+  ) {
     return {
       ok: false,
       reason: `the addon speaks interface ${addon.interface}, this code ${ADDON_INTERFACE}: rebuild it (node scripts/build-native.mjs)`,

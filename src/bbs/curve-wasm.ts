@@ -95,6 +95,8 @@ export const wasmCurve: CurveBackend = {
     asG1(
       points.length === 0 ? new mcl.G1() : mcl.mulVec(points as unknown as mcl.G1[], scalars.map(scalarToFr)),
     ),
+  // mcl's mulVec keeps no tables between calls.
+  keepForMultiScalarMul() {},
   g1Mul: (point, scalar) => asG1(mcl.mul(mclG1(point), scalarToFr(scalar))),
   g1Negate: (point) => asG1(mcl.neg(mclG1(point))),
   hashToG1(message, dst) {

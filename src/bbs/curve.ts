@@ -56,6 +56,7 @@ export const g2ToBytes = backend.g2ToBytes;
 export const normalizeG1 = backend.normalizeG1;
 export const isIdentityG1 = backend.isIdentityG1;
 export const g1MultiScalarMul = backend.g1MultiScalarMul;
+export const keepForMultiScalarMul = backend.keepForMultiScalarMul;
 export const g1Mul = backend.g1Mul;
 export const g1Negate = backend.g1Negate;
 export const hashToG1 = backend.hashToG1;

@@ -10,7 +10,7 @@ import {
   GENERATOR_SEED_DST,
   MAX_MESSAGES,
 } from './ciphersuite.ts';
-import { type G1, g1ToBytes, hashToG1 } from './curve.ts';
+import { type G1, g1ToBytes, hashToG1, keepForMultiScalarMul } from './curve.ts';
 import { expandMessageXmd } from './hash-to-scalar.ts';
 import { concatOctets, i2osp8 } from './octets.ts';
 
@@ -28,12 +28,15 @@ const encodings: Uint8Array[] = [];
 let seedState = expandMessageXmd(GENERATOR_SEED, GENERATOR_SEED_DST, EXPAND_LENGTH);
 
 function extendTo(count: number): void {
+  const first = points.length;
   for (let i = points.length + 1; i <= count; i++) {
     seedState = expandMessageXmd(concatOctets([seedState, i2osp8(i)]), GENERATOR_SEED_DST, EXPAND_LENGTH);
     const point = hashToG1(seedState, GENERATOR_DST);
     points.push(point);
     encodings.push(g1ToBytes(point));
   }
+  // Every signature, verification and proof takes the generators into a multi-scalar multiplication.
+  if (points.length > first) keepForMultiScalarMul(points.slice(first));
 }
 
 /** create_generators(count): the first `count` generators (count >= 1). */

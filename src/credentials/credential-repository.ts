@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
+import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { CredentialsTable, Database } from '../db/schema.ts';
 
 export type CredentialRow = Pick<
@@ -24,17 +25,21 @@ export function createCredentialInserter(db: Kysely<Database>, dialect: Dialect)
   return createGroupCommit(db, dialect, insertCredential);
 }
 
+/** One credential of a user by its id: a prepared query (every store and most presentations ask it). */
+const selectCredential = prepareQuery((db, param: Param<{ userId: number; credentialId: string }>) =>
+  db
+    .selectFrom('credentials')
+    .select(COLUMNS)
+    .where('user_id', '=', param('userId'))
+    .where('credential_id', '=', param('credentialId')),
+);
+
 export async function findCredential(
   db: Kysely<Database>,
   userId: number,
   credentialId: string,
 ): Promise<CredentialRow | undefined> {
-  return db
-    .selectFrom('credentials')
-    .select(COLUMNS)
-    .where('user_id', '=', userId)
-    .where('credential_id', '=', credentialId)
-    .executeTakeFirst();
+  return (await selectCredential(db, { userId, credentialId }))[0];
 }
 
 export async function findCredentials(
@@ -42,6 +47,11 @@ export async function findCredentials(
   userId: number,
   credentialIds: string[],
 ): Promise<CredentialRow[]> {
+  // A presentation of one credential is the common case, and takes the prepared query.
+  if (credentialIds.length === 1) {
+    const row = await findCredential(db, userId, credentialIds[0]!);
+    return row === undefined ? [] : [row];
+  }
   return db
     .selectFrom('credentials')
     .select(COLUMNS)

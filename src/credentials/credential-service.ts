@@ -1,4 +1,10 @@
-import { createHmac, type JsonWebKey, type X509Certificate } from 'node:crypto';
+import {
+  createHmac,
+  createSecretKey,
+  type JsonWebKey,
+  type KeyObject,
+  type X509Certificate,
+} from 'node:crypto';
 import * as dagCbor from '@ipld/dag-cbor';
 import type { Kysely } from 'kysely';
 import type { ApiCaller } from '../clients/client-repository.ts';
@@ -82,7 +88,20 @@ export async function readPrepared(
  * low-entropy claims to whoever reads the database.
  */
 export function contentHash(deps: Pick<CredentialDeps, 'contentKey'>, vc: unknown): string {
-  return createHmac('sha256', deps.contentKey).update(dagCbor.encode(vc)).digest('base64url');
+  return createHmac('sha256', contentKeyObject(deps.contentKey))
+    .update(dagCbor.encode(vc))
+    .digest('base64url');
+}
+
+/** The content key as a KeyObject, made once: createHmac imports raw key bytes at every call (~7 µs). */
+const contentKeyObjects = new WeakMap<Uint8Array, KeyObject>();
+function contentKeyObject(key: Uint8Array): KeyObject {
+  let keyObject = contentKeyObjects.get(key);
+  if (keyObject === undefined) {
+    keyObject = createSecretKey(key);
+    contentKeyObjects.set(key, keyObject);
+  }
+  return keyObject;
 }
 
 const DID_PKH_EIP155 = /^did:pkh:eip155:([1-9]\d{0,18}):(0x[0-9a-fA-F]{40})$/;
