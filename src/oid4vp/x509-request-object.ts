@@ -1,6 +1,6 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, type X509Certificate } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import { anchorOf, MAX_CHAIN, validAt } from '../keys/certificate-chain.ts';
+import { anchorOf, MAX_CHAIN, parseCertificate, validAt } from '../keys/certificate-chain.ts';
 import { dnsNamesOf, maySign } from '../keys/certificate-fields.ts';
 import { invalidRequest, invalidRequestObject, Oid4vpError } from './oid4vp-errors.ts';
 import { protectedHeaderOf, verifySignature } from './request-object.ts';
@@ -40,7 +40,7 @@ function chainOf(header: { x5c?: unknown }, prefix: string): X509Certificate[] {
     throw invalidRequestObject(`an ${prefix} request object must carry its certificate chain in x5c`);
   }
   try {
-    return x5c.map((der) => new X509Certificate(Buffer.from(der, 'base64')));
+    return x5c.map((der) => parseCertificate(Buffer.from(der, 'base64')));
   } catch {
     throw invalidRequestObject('a certificate in x5c cannot be read');
   }
