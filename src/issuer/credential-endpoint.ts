@@ -21,6 +21,7 @@ import {
   insertIssuedCredential,
   issuedConfigurationsOf,
   listConfigurations,
+  lockOffer,
   markOfferIssued,
   updateOffer,
 } from './issuer-repository.ts';
@@ -29,6 +30,9 @@ import { type ProvenKey, verifyKeyProofs } from './key-proofs.ts';
 import { sha256 } from './offer-document.ts';
 import { offerClaimsContext } from './offers.ts';
 import { countStatusEntry, drawStatusEntry, kindOfFormat, statusListUri } from './status-lists.ts';
+
+const alreadyIssued = () =>
+  requestError('credential_request_denied', 'This credential has been issued already for this offer.');
 
 /** How long a wallet should wait before asking the Deferred Credential Endpoint again. */
 export const DEFERRED_INTERVAL = 5;
@@ -84,12 +88,7 @@ export async function issueCredentials(
   );
   if (!configuration)
     throw requestError('unknown_credential_configuration', 'The configuration no longer exists.');
-  if ((await issuedConfigurationsOf(deps.db, offer.id)).has(configurationId)) {
-    throw requestError(
-      'credential_request_denied',
-      'This credential has been issued already for this offer.',
-    );
-  }
+  if ((await issuedConfigurationsOf(deps.db, offer.id)).has(configurationId)) throw alreadyIssued();
   // The metadata's batch_size is issuer-wide: up to that many proofs are taken, and the
   // configuration's own batch_size copies issued, on the first keys.
   const proven = (
@@ -244,7 +243,7 @@ async function signAndRecord(
   const finish = await finishingWork(deps, offer);
   const credentials: { credential: IssuedCredential }[] = [];
   for (const [index, key] of proven.entries()) {
-    const copy = { configurationId, configuration, claims, key, notificationId, now };
+    const copy = { configurationId, configuration, claims, key, notificationId, now, first: index === 0 };
     // The last copy's transaction also closes the offer when nothing else is left to issue.
     const last = index === proven.length - 1 ? finish : undefined;
     credentials.push({ credential: await recordCopy(deps, keys, offer, copy, last) });
@@ -259,6 +258,8 @@ interface Copy {
   key: ProvenKey;
   notificationId: string;
   now: Date;
+  /** The request's first copy: it claims the configuration, once per offer. */
+  first: boolean;
 }
 
 /**
@@ -295,8 +296,18 @@ async function recordCopy(
         : {}),
       ...(configuration.display ? { display: configuration.display } : {}),
     });
+    let claimed = true;
     try {
       await deps.writes.durable(async (tx) => {
+        // Two requests for the same configuration of one offer (a wallet racing itself) both
+        // passed the check before signing; here, in turn, only the first records its copies.
+        if (copy.first) {
+          await lockOffer(tx, offer.id);
+          if ((await issuedConfigurationsOf(tx, offer.id)).has(copy.configurationId)) {
+            claimed = false;
+            return;
+          }
+        }
         await insertIssuedCredential(tx, {
           id,
           client_id: keys.clientId,
@@ -313,6 +324,7 @@ async function recordCopy(
         if (entry) await countStatusEntry(tx, entry.listId);
         if (finish) await finish(tx);
       });
+      if (!claimed) throw alreadyIssued();
       return issued;
     } catch (error) {
       if (entry && isUniqueViolation(error)) continue;

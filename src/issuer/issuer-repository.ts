@@ -187,6 +187,22 @@ const markRedeemed = prepareQuery((db, param: Param<{ id: string; at: string }>)
 export const markOfferRedeemed = async (db: Kysely<Database>, id: string, at: string) =>
   (await markRedeemed(db, { id, at })).length === 1;
 
+const touchOffer = prepareQuery((db, param: Param<{ id: string }>) =>
+  db
+    .updateTable('issuer_offers')
+    .set((eb) => ({ status: eb.ref('status') }))
+    .where('id', '=', param('id')),
+);
+
+/**
+ * Holds the offer's row until the transaction ends (a write that changes nothing): on PostgreSQL
+ * concurrent issuances for one offer then take turns, and each sees what the one before recorded;
+ * SQLite runs one write transaction at a time anyway.
+ */
+export const lockOffer = async (db: Kysely<Database>, id: string) => {
+  await touchOffer(db, { id });
+};
+
 const markIssued = prepareQuery((db, param: Param<{ id: string }>) =>
   db
     .updateTable('issuer_offers')

@@ -11,8 +11,9 @@ export type Work<T> = (tx: Kysely<Database>) => Promise<T>;
  * concurrent requests (db/group-commit.ts): an issuance costs two durable commits (the offer,
  * the credential) and two relaxed ones (the code's redemption, the c_nonce mark), each shared
  * by everyone waiting.
- * Within a work item only the first statement may violate a unique constraint: a violation
- * undoes that statement alone, so nothing of the item is written.
+ * Within a work item only the first statement that writes may violate a unique constraint: a
+ * violation undoes that statement alone, so nothing of the item is written (a lock taken before
+ * it, a write that changes nothing, may stay).
  */
 export interface IssuerWrites {
   /** What a tenant or a wallet handed over or was promised: survives a power cut. */

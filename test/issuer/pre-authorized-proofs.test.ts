@@ -49,6 +49,38 @@ for (const kind of DATABASE_KINDS) {
     const tracking = async (offerId: string) =>
       (await world.api('GET', `/v1/issuer/offers/${offerId}`)).body.data;
 
+    it('issues a configuration once when the wallet asks for it three times at once', async () => {
+      const { offerId, metadata, accessToken } = await redeemed('degree');
+      const wallet = world.wallet;
+      const proofs = await Promise.all(
+        [1, 2, 3].map(async () =>
+          wallet.proof(metadata, 'degree', await wallet.newKey(), await wallet.nonce(metadata)),
+        ),
+      );
+      const outcomes = await Promise.all(
+        proofs.map((proof) =>
+          wallet.credentials(metadata, accessToken, 'degree', [proof]).then(
+            (issued) => ({ issued: issued.credentials?.length ?? 0 }),
+            async (error: unknown) => await refusalOf(Promise.reject(error)),
+          ),
+        ),
+      );
+      assert.equal(
+        outcomes.filter((o) => 'issued' in o && o.issued === 1).length,
+        1,
+        JSON.stringify(outcomes),
+      );
+      assert.deepEqual(
+        outcomes.filter((o) => !('issued' in o)),
+        [
+          { status: 400, error: 'credential_request_denied' },
+          { status: 400, error: 'credential_request_denied' },
+        ],
+      );
+      const { credentials } = await tracking(offerId);
+      assert.equal(credentials.length, 1, 'one credential recorded for the offer');
+    });
+
     it('refuses proofs with a wrong aud, a used nonce, a wrong typ or a foreign signature', async () => {
       const { offerId, metadata, accessToken } = await redeemed('degree');
       const wallet = world.wallet;
