@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { findClient } from '../clients/client-repository.ts';
 import type { Config } from '../config/config.ts';
 import type { Database, InteractionKind as InteractionKindName } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
@@ -11,6 +12,7 @@ import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import type { UserDeps } from '../users/user-service.ts';
 import type {
+  Asker,
   ExtraLoginMethod,
   FinishedLogin,
   InteractionKind,
@@ -239,6 +241,13 @@ export async function logInToTenant(
   if (!finished) throw gone();
   const sessionId = await startSession(deps, user, proof.method, authTime);
   return { user, authTime, sessionId };
+}
+
+/** The asker of a tenant log-in: the interaction's client, as its row says now. */
+export async function clientAsker(deps: Pick<InteractionDeps, 'db'>, row: InteractionRow): Promise<Asker> {
+  const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
+  if (!client) throw gone();
+  return { client_id: client.client_id, name: client.name, privacy_link: client.privacy_link };
 }
 
 export function identityOfProof(deps: InteractionDeps, proof: LoginProof): ProvenIdentity {

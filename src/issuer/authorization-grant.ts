@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import type { FinishedLogin, InteractionKind, LoginProof } from '../interaction/interaction-kinds.ts';
 import type { InteractionRow } from '../interaction/interaction-repository.ts';
 import {
+  clientAsker,
   gone,
   type InteractionDeps,
   logInToTenant,
@@ -42,11 +42,7 @@ export function issuerLoginKind(deps: IssuerDeps, interactions: InteractionDeps)
   return {
     name: 'issuer-login',
     tenantLogin: true,
-    async asker(row) {
-      const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
-      if (!client) throw gone();
-      return { client_id: client.client_id, name: client.name, privacy_link: client.privacy_link };
-    },
+    asker: (row) => clientAsker(deps, row),
     async logIn(row: InteractionRow, proof: LoginProof): Promise<FinishedLogin> {
       if (row.client_id === null) throw gone();
       const tenant = row.client_id;

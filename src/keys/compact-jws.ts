@@ -195,13 +195,8 @@ export function signCompactJws(
 }
 
 /** An ES256 compact JWS (the tokens and credentials Coffer issues). */
-export function signCompactJwsES256(
+export const signCompactJwsES256 = (
   header: JwsHeader,
   payload: Record<string, unknown>,
   privateKey: KeyObject,
-): string {
-  const signingInput = `${Buffer.from(JSON.stringify({ alg: 'ES256', ...header })).toString('base64url')}.${Buffer.from(
-    JSON.stringify(payload),
-  ).toString('base64url')}`;
-  return `${signingInput}.${es256Signature(signingInput, privateKey)}`;
-}
+) => signCompactJws('ES256', header, payload, privateKey);

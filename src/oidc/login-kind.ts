@@ -1,7 +1,7 @@
-import { findClient } from '../clients/client-repository.ts';
 import type { FinishedLogin, InteractionKind, LoginProof } from '../interaction/interaction-kinds.ts';
 import type { InteractionRow } from '../interaction/interaction-repository.ts';
 import {
+  clientAsker,
   gone,
   type InteractionDeps,
   logInToTenant,
@@ -28,11 +28,7 @@ export function loginKind(deps: InteractionDeps): InteractionKind {
   return {
     name: 'login',
     tenantLogin: true,
-    async asker(row) {
-      const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);
-      if (!client) throw gone();
-      return { client_id: client.client_id, name: client.name, privacy_link: client.privacy_link };
-    },
+    asker: (row) => clientAsker(deps, row),
     async logIn(row: InteractionRow, proof: LoginProof): Promise<FinishedLogin> {
       const tenant = tenantOfClient(row);
       // A credential's verified e-mail claim logs in (or signs up) like a proven e-mail address.
