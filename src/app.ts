@@ -3,6 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { ErasureDeps } from './accounts/account-erasure.ts';
+import { accountRoutes } from './accounts/account-routes.ts';
 import { curveChoice } from './bbs/curve.ts';
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
@@ -297,6 +299,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       log: app.log,
     }),
   };
+  const erasure: ErasureDeps = { ...deletion, dialect: database.dialect };
+  await app.register(accountRoutes, erasure);
   // The wallet history is written by the store, OpenID4VCI and OpenID4VP, and read by the wallet page.
   const recordWalletHistory: RecordHistory = (entries) => recordHistory({ db: database.db, cipher }, entries);
   const status = createStatusChecker({
@@ -374,6 +378,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(oid4vciRoutes, issuance);
   await app.register(walletRoutes, {
     wallet: { ...deletion, cipher, formats, issuerTrustAnchors, status, now: () => new Date() },
+    erasure,
     interactions,
     pageTokenKey: deriveKey(context.masterKey, 'wallet-page-token/v1'),
   });

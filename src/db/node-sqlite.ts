@@ -25,6 +25,9 @@ export function openNodeSqlite(file: string): SqliteDatabase & { raw: DatabaseSy
   db.exec('PRAGMA wal_autocheckpoint = 4000');
   db.exec(`PRAGMA journal_size_limit = ${64 * 1024 * 1024}`);
   db.exec('PRAGMA foreign_keys = ON');
+  // Deleted rows are overwritten with zeros instead of lingering in free space, so an erased
+  // account leaves nothing in the database file (accounts/account-erasure.ts truncates the WAL).
+  db.exec('PRAGMA secure_delete = ON');
   db.exec('PRAGMA busy_timeout = 5000');
 
   const cache = new Map<string, SqliteStatement>();

@@ -124,6 +124,15 @@ ${code}
 }
 
 /** The page after a sign-out (RP-Initiated Logout, the wallet page, an interaction). */
+export function renderAccountDeletedPage(input: { cspNonce: string; host: string }): string {
+  const body = `<main>
+<h1>Your account was deleted</h1>
+<p>Your account at ${escapeHtml(input.host)}, its credentials and its history are erased, and you are signed out. You can close this page.</p>
+<p><a href="/wallet">Open your wallet</a></p>
+</main>`;
+  return page({ title: 'Account deleted', cspNonce: input.cspNonce, body });
+}
+
 export function renderSignedOutPage(input: { cspNonce: string; host: string }): string {
   const body = `<main>
 <h1>You are signed out</h1>

@@ -31,7 +31,11 @@ export const holderKeyContext = (did: string) => `users/${did}/holder_key`;
  * The caller's own tenant, or with `x-api-subclient-id` one of its sub-clients. Naming a
  * client that is not the caller's sub-client is 403, as on the sub-client endpoints.
  */
-async function tenantOf(deps: UserDeps, caller: ApiCaller, scope: number | undefined): Promise<number> {
+export async function tenantOfCaller(
+  deps: Pick<UserDeps, 'db'>,
+  caller: ApiCaller,
+  scope: number | undefined,
+): Promise<number> {
   if (scope === undefined) return caller.clientId;
   await scopedSubClient(deps.db, caller, scope);
   return scope;
@@ -62,7 +66,7 @@ export async function createUser(
   scope: number | undefined,
   body: CreateUserBody,
 ): Promise<{ user_id: number }> {
-  const tenantId = await tenantOf(deps, caller, scope);
+  const tenantId = await tenantOfCaller(deps, caller, scope);
   const { profile, wallet } = normalizeCreateUserBody(body);
   const emailIndex = deps.emailIndex(profile.email_address);
 

@@ -34,10 +34,11 @@ export async function recordHistory(
     .execute();
 }
 
-/** The newest events of the given accounts, newest first. */
+/** The newest events of the given accounts, newest first; all of them with a null limit (the export). */
 export async function readHistory(
   deps: { db: Kysely<Database>; cipher: FieldCipher },
   accounts: Array<{ user_id: number; did: string }>,
+  limit: number | null = HISTORY_SHOWN,
 ): Promise<HistoryEvent[]> {
   if (accounts.length === 0) return [];
   const didOf = new Map(accounts.map((a) => [a.user_id, a.did]));
@@ -46,7 +47,7 @@ export async function readHistory(
     .select(['user_id', 'detail_sealed'])
     .where('user_id', 'in', [...didOf.keys()])
     .orderBy('history_pk', 'desc')
-    .limit(HISTORY_SHOWN)
+    .$if(limit !== null, (query) => query.limit(limit!))
     .execute();
   return rows.map(
     (row) =>

@@ -1,6 +1,6 @@
 import type { HistoryEvent } from '../credentials/history-events.ts';
 import { escapeHtml, jsonForScript, page } from '../interaction/page-chrome.ts';
-import type { WalletCredential, WalletView } from './wallet-service.ts';
+import type { WalletAccount, WalletCredential, WalletView } from './wallet-service.ts';
 
 /**
  * The person's wallet page: server-rendered, one nonced script for deletion and sign-out, which
@@ -36,6 +36,9 @@ button.danger { background: #b00020; }
 ol.history li { border-top: 1px solid #d0d4da; padding: 0.75rem 0; overflow-wrap: anywhere; }
 dialog { max-width: min(28rem, calc(100vw - 2rem)); border: 0; border-radius: 8px; padding: 1.5rem; }
 dialog::backdrop { background: rgba(0, 0, 0, 0.45); }
+ul.accounts { list-style: none; padding: 0; }
+ul.accounts li { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: 0.5rem; border-top: 1px solid #d0d4da; padding: 0.5rem 0; overflow-wrap: anywhere; }
+a.download { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }
 @media (max-width: 30rem) { main { margin: 1rem 0.5rem; padding: 1rem; } dl.claims { grid-template-columns: 1fr; } }
 `;
 
@@ -95,6 +98,37 @@ document.getElementById('confirm-delete').addEventListener('click', async functi
   }
 });
 dialog.addEventListener('close', function () { if (pending && document.body.contains(pending)) pending.focus(); });
+
+const eraseDialog = document.getElementById('erase-dialog');
+let erasing = null;
+document.querySelectorAll('button[data-erase]').forEach(function (button) {
+  button.addEventListener('click', function () {
+    erasing = button;
+    document.getElementById('erase-what').textContent = button.getAttribute('data-name');
+    document.getElementById('erase-count').textContent = button.getAttribute('data-credentials');
+    alertBox.textContent = '';
+    eraseDialog.showModal();
+    document.getElementById('cancel-erase').focus();
+  });
+});
+document.getElementById('cancel-erase').addEventListener('click', function () { eraseDialog.close(); });
+eraseDialog.addEventListener('close', function () { if (erasing && document.body.contains(erasing)) erasing.focus(); });
+document.getElementById('confirm-erase').addEventListener('click', async function () {
+  const button = erasing;
+  const confirmButton = this;
+  if (!button) return;
+  confirmButton.disabled = true;
+  try {
+    const answer = await send('DELETE', '/wallet/accounts/' + encodeURIComponent(button.getAttribute('data-erase')));
+    erasing = null;
+    eraseDialog.close();
+    window.location.assign(answer && answer.redirect_to ? answer.redirect_to : '/wallet');
+  } catch (error) {
+    confirmButton.disabled = false;
+    eraseDialog.close();
+    alertBox.textContent = error.message;
+  }
+});
 
 document.getElementById('sign-out-button').addEventListener('click', async function () {
   try {
@@ -195,8 +229,15 @@ function historyItem(event: HistoryEvent & { credential: { typeName: string } })
   return `<li>${when}: shared ${claims} of <strong>${credential}</strong> with ${verifier}: ${outcome}.</li>`;
 }
 
+function accountItem(account: WalletAccount): string {
+  const name = `your account at ${account.tenant}`;
+  return `<li><span>Account at <strong>${escapeHtml(account.tenant)}</strong> · ${account.credentials} credential${account.credentials === 1 ? '' : 's'}</span>
+<button type="button" class="danger" data-erase="${account.key}" data-name="${escapeHtml(name)}" data-credentials="${account.credentials}">Delete this account…</button></li>`;
+}
+
 export function renderWalletPage(input: {
   view: WalletView;
+  accounts: WalletAccount[];
   csrfToken: string;
   cspNonce: string;
   host: string;
@@ -233,12 +274,26 @@ ${credentials.map((c) => credentialItem(c, several)).join('\n')}
 <h2 id="history-heading">History</h2>
 ${history.length ? `<ol class="history">${history.map(historyItem).join('\n')}</ol>` : '<p>Nothing has been shared or received yet.</p>'}
 </section>
+<section aria-labelledby="data-heading">
+<h2 id="data-heading">Your data</h2>
+<p><a class="download" href="/wallet/export" download>Download all your data (JSON)</a></p>
+<p class="hint">Your profile, every credential as it was issued and your history, for every account below.</p>
+<ul class="accounts">
+${input.accounts.map(accountItem).join('\n')}
+</ul>
+</section>
 </main>
 <dialog id="delete-dialog" aria-labelledby="delete-heading" aria-describedby="delete-warning">
 <h2 id="delete-heading">Delete <span id="delete-what"></span>?</h2>
 <p id="delete-warning">It is removed from your wallet for good and can no longer be shared. Its history stays.</p>
 <button type="button" id="confirm-delete" class="danger">Delete</button>
 <button type="button" id="cancel-delete" class="secondary">Keep it</button>
+</dialog>
+<dialog id="erase-dialog" aria-labelledby="erase-heading" aria-describedby="erase-warning">
+<h2 id="erase-heading">Delete <span id="erase-what"></span>?</h2>
+<p id="erase-warning">Your profile, its <span id="erase-count"></span> credentials and its history are erased for good, its log-ins end and the issuers that sent credentials by OpenID4VCI are told. This cannot be undone. Download your data first if you want to keep a copy.</p>
+<button type="button" id="confirm-erase" class="danger">Delete the account</button>
+<button type="button" id="cancel-erase" class="secondary">Keep it</button>
 </dialog>
 <script type="application/json" id="wallet-data" nonce="${nonce}">${jsonForScript({ csrfToken: input.csrfToken })}</script>
 <script nonce="${nonce}">${WALLET_JS}</script>`;

@@ -2,21 +2,36 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CofferError } from '../errors.ts';
+import { type ErasureDeps, eraseAccount } from '../accounts/account-erasure.ts';
+import { AccountExport } from '../accounts/account-schemas.ts';
+import { CofferError, notFound } from '../errors.ts';
 import { expiredCookie } from '../http/cookies.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { refuseCrossSite } from '../http/same-origin.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
-import { renderErrorPage, renderSignedOutPage, startPage } from '../interaction/page-chrome.ts';
+import {
+  renderAccountDeletedPage,
+  renderErrorPage,
+  renderSignedOutPage,
+  startPage,
+} from '../interaction/page-chrome.ts';
 import { endSessionOfCookie, SESSION_COOKIE, sessionOfCookie } from '../interaction/session-cookie.ts';
 import { identityOfSession } from '../interaction/session-identity.ts';
 import type { SessionRow } from '../interaction/session-repository.ts';
 import { findAccountsOfIdentity, findUserById, type UserIdentity } from '../users/user-repository.ts';
+import { exportWallet } from './wallet-export.ts';
 import { logoOriginsOf, renderWalletPage } from './wallet-page.ts';
-import { deleteWalletCredential, type WalletPageDeps, walletView } from './wallet-service.ts';
+import {
+  accountsOfPerson,
+  deleteWalletCredential,
+  type WalletPageDeps,
+  walletView,
+} from './wallet-service.ts';
 
 export interface WalletRouteDeps {
   wallet: WalletPageDeps;
+  /** Erasing one of the person's accounts ("Delete this account"). */
+  erasure: ErasureDeps;
   interactions: InteractionDeps;
   /** Key of the page's anti-forgery token (derived from the master key). */
   pageTokenKey: Uint8Array;
@@ -99,9 +114,11 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRouteDeps> = async (a
       }
       const view = await walletView(deps.wallet, person.accounts);
       if (json) return view;
+      const accounts = await accountsOfPerson(deps.wallet, person.accounts, view);
       const cspNonce = startPage(reply, logoOriginsOf(view));
       return renderWalletPage({
         view,
+        accounts,
         csrfToken: pageTokenOf(deps.pageTokenKey, person.session),
         cspNonce,
         host: new URL(deps.interactions.config.publicUrl).host,
@@ -125,6 +142,69 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRouteDeps> = async (a
       const person = await actingPerson(request);
       await deleteWalletCredential(deps.wallet, person.accounts, Number(request.params.key));
       reply.header('cache-control', 'no-store').code(204);
+    },
+  );
+
+  app.get(
+    '/wallet/export',
+    {
+      schema: {
+        tags,
+        summary: 'Download everything Coffer holds about the person (a JSON file)',
+        description:
+          'Every account of the identity that logged in: its profile, its credentials as issued (and their other copies), its whole wallet history. Served as an attachment; without a browser session, 401.',
+        response: { 200: AccountExport, ...errorResponses(401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const person = await personOf(request);
+      if (!person) throw notLoggedIn();
+      const data = await exportWallet(deps.wallet, person.accounts);
+      reply
+        .header('cache-control', 'no-store')
+        .header(
+          'content-disposition',
+          `attachment; filename="wallet-export-${data.exported_at.slice(0, 10)}.json"`,
+        );
+      return data;
+    },
+  );
+
+  app.delete(
+    '/wallet/accounts/:key',
+    {
+      schema: {
+        tags,
+        summary: "Erase one of the person's accounts (the page sends its x-csrf-token)",
+        description:
+          'As DELETE /v1/user/{user_id}, asked by the person: the account, its profile, credentials, history and sessions go. Answers where the page goes next: the wallet when another account keeps the session, else a page saying the account was deleted.',
+        params: Type.Object({ key: Type.String({ pattern: '^[1-9][0-9]{0,9}$' }) }),
+        response: {
+          200: Type.Object({ redirect_to: Type.String() }),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const person = await actingPerson(request);
+      const account = person.accounts.find((a) => a.user_id === Number(request.params.key));
+      if (!account) throw notFound('The account');
+      await eraseAccount(deps.erasure, account.user_id);
+      reply.header('cache-control', 'no-store');
+      // The session belongs to one account: erasing that one ends it (its row went with the account).
+      if (account.user_id !== person.session.user_id) return { redirect_to: '/wallet' };
+      await endSessionOfCookie(db, request.headers.cookie);
+      reply.header('set-cookie', expiredCookie(SESSION_COOKIE, secure));
+      return { redirect_to: '/wallet/account-deleted' };
+    },
+  );
+
+  app.get(
+    '/wallet/account-deleted',
+    { schema: { tags, summary: 'The page after erasing the account that was logged in' } },
+    async (_r, reply) => {
+      const cspNonce = startPage(reply);
+      return renderAccountDeletedPage({ cspNonce, host: new URL(deps.interactions.config.publicUrl).host });
     },
   );
 

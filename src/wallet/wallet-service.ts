@@ -180,3 +180,23 @@ export async function deleteWalletCredential(
   if (!row) throw notFound('The credential');
   await deleteCredential(deps, row);
 }
+
+/** One of the person's accounts as the page lists it, with its own "Delete this account". */
+export interface WalletAccount {
+  key: number;
+  tenant: string;
+  credentials: number;
+}
+
+export async function accountsOfPerson(
+  deps: Pick<WalletPageDeps, 'db'>,
+  accounts: UserIdentity[],
+  view: WalletView,
+): Promise<WalletAccount[]> {
+  const names = await findClientNames(deps.db, [...new Set(accounts.map((a) => a.tenant_id))]);
+  return accounts.map((account) => ({
+    key: account.user_id,
+    tenant: names.get(account.tenant_id) ?? `tenant ${account.tenant_id}`,
+    credentials: view.credentials.filter((c) => c.account.did === account.did).length,
+  }));
+}

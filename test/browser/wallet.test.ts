@@ -213,6 +213,65 @@ describe("the person's wallet page in Chromium", { skip: chromiumMissing }, () =
     await t.close();
   });
 
+  /** Whether the API still knows the account: its access token works only while it exists. */
+  const accountExists = async (bearer: Record<string, string>) =>
+    (await server.request('GET', '/v2/openidc/user', { headers: bearer })).status === 200;
+
+  test('by mouse: "Delete this account" asks first, then erases the account and signs the person out', async () => {
+    const { account, user } = await holder(['Ada']);
+    const { t, page } = await openWallet(account);
+    await page.getByRole('link', { name: 'Download all your data (JSON)' }).waitFor();
+    await page.getByRole('button', { name: 'Delete this account…' }).click();
+    const dialog = page.getByRole('dialog', { name: /Delete your account at Relying Party\?/ });
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /its 1 credentials and its history are erased for good/);
+    await t.screenshot('wallet-erase-confirmation');
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await accountExists(user.bearer), true, 'keeping it erases nothing');
+
+    await page.getByRole('button', { name: 'Delete this account…' }).click();
+    await dialog.getByRole('button', { name: 'Delete the account' }).click();
+    await page.waitForURL(`${server.url}/wallet/account-deleted`);
+    await page.getByRole('heading', { level: 1, name: 'Your account was deleted' }).waitFor();
+    await t.screenshot('wallet-account-deleted');
+    assert.equal(await accountExists(user.bearer), false);
+    const cookies = await t.context.cookies(server.url);
+    assert.equal(cookies.find((c) => c.name === 'coffer_session'), undefined, 'the session cookie is gone');
+    await t.close();
+  });
+
+  test('by keyboard: reach "Delete this account", cancel with Escape, confirm with Enter', async () => {
+    const { account, user } = await holder(['Ada', 'Augusta']);
+    const { t, page } = await openWallet(account);
+    const erase = page.getByRole('button', { name: 'Delete this account…' });
+    await erase.focus();
+    // Reached by Tab from the download link before it, as a keyboard user would.
+    await page.getByRole('link', { name: 'Download all your data (JSON)' }).focus();
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(page), 'button "Delete this account…"');
+    await assertFocusVisible(page);
+
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: /Delete your account/ });
+    await dialog.waitFor();
+    assert.equal(await focused(page), 'button "Keep it"', 'the safe choice has the focus');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await focused(page), 'button "Delete this account…"', 'focus returns to the control');
+    assert.equal(await accountExists(user.bearer), true);
+
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.press('Shift+Tab');
+    assert.equal(await focused(page), 'button "Delete the account"');
+    await assertFocusVisible(page);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${server.url}/wallet/account-deleted`);
+    assert.equal(await accountExists(user.bearer), false);
+    await t.close();
+  });
+
   test('a phone-sized screen: nothing scrolls sideways', async () => {
     const { account } = await holder(['Ada']);
     const { t, page } = await openWallet(account);
