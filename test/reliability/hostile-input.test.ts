@@ -562,6 +562,21 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       ),
       runs(1200),
     );
+    // Erasure with hostile ids and scopes, by a master whose tenant holds no user: nothing to erase.
+    const eraser = await server.createMaster('Eraser');
+    await check(
+      fc.asyncProperty(nasty, fc.option(nasty), async (id, scope) =>
+        send({
+          method: 'DELETE',
+          path: `/v1/user/${encodeURIComponent(id.toWellFormed())}`,
+          headers: {
+            'x-api-token': eraser.token,
+            ...(scope === null ? {} : { 'x-api-subclient-id': asHeader(scope) }),
+          },
+        }),
+      ),
+      runs(600),
+    );
   });
 
   test('the OpenID Provider: authorize, token, userinfo with forged tokens', async () => {
@@ -1000,6 +1015,9 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           'DELETE /wallet/credentials/',
           'POST /wallet/sign-out',
           'GET /wallet/signed-out',
+          'DELETE /wallet/accounts/',
+          'GET /wallet/export',
+          'GET /wallet/account-deleted',
         ),
         nasty,
         nasty,
