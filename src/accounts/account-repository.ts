@@ -44,8 +44,9 @@ async function blocksOf(trx: Transaction<Database>, userId: number, profileCid: 
  * (credentials and their copies, wallet history, sessions, codes, refresh tokens, the disclosed
  * claims of its access tokens, pending interactions and deferred issuances). Unfinished
  * interactions that name the person's wallet address or e-mail index but no account go too,
- * unless another account of theirs still has that identifier. Returns undefined when the
- * account was gone already (a concurrent erasure).
+ * unless another account of theirs still has that identifier, and so does the e-mail's send
+ * limit, which names its blind index. Returns undefined when the account was gone already (a
+ * concurrent erasure).
  */
 export async function deleteAccountRows(
   db: Kysely<Database>,
@@ -75,7 +76,11 @@ export async function deleteAccountRows(
         .select('user_id')
         .where(owner, '=', value)
         .executeTakeFirst();
-      if (!shared) await trx.deleteFrom('interactions').where(column, '=', value).execute();
+      if (shared) continue;
+      await trx.deleteFrom('interactions').where(column, '=', value).execute();
+      // The e-mail's send limit (interaction/login-methods.ts) names its blind index for an hour.
+      if (column === 'identity_email_index')
+        await trx.deleteFrom('rate_limits').where('bucket', '=', `login:email-to:${value}`).execute();
     }
     return { blocks, notify };
   });

@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.ts';
 import { createApiToken, createClient } from '../../src/clients/client-admin.ts';
 import { readConfig } from '../../src/config/config.ts';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
+import { createEmailIndex } from '../../src/keys/blind-index.ts';
 import { logInUser } from '../credentials/helpers.ts';
 import { findAtRest } from '../helpers/at-rest.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
@@ -177,8 +178,11 @@ for (const kind of DATABASE_KINDS) {
         headers: { 'x-api-token': master.token },
       });
       assert.equal(unscoped.status, 404, "the master's own tenant has no such user");
+      const emailIndex = createEmailIndex(world.server.masterKey)(profile.email_address);
+      assert.ok((await findAtRest(world.server, [emailIndex])).length >= 1, 'the blind index is at rest');
       const erased = await world.server.request('DELETE', `/v1/user/${userId}`, { headers: scoped });
       assert.equal(erased.status, 204, erased.text);
+      assert.deepEqual(await findAtRest(world.server, [emailIndex]), []);
       const recreated = await world.server.request('POST', '/v1/user/create', {
         headers: scoped,
         body: { profile },
