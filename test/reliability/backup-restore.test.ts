@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import pg from 'pg';
 import { openDatabase } from '../../src/db/database.ts';
 import { createEncryptedStore } from '../../src/storage/index.ts';
 import { profileContext } from '../../src/users/user-service.ts';
@@ -23,6 +26,7 @@ import { startKuboStandIn } from '../storage/kubo-stand-in.ts';
  * `coffer restore` into a fresh DATA_DIR and served by a fresh server process: every store the
  * server acknowledged before the backup began must be listed and presentable through the API.
  */
+const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function keySpellings(masterKeyBase64: string): Array<string | Buffer> {
@@ -220,7 +224,7 @@ describe('backup on PostgreSQL: blocks only, beside pg_dump', {
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
 
-  test('--blocks-only archives every block; restored into a fresh DATA_DIR beside the same database, all is readable', async () => {
+  test('the drill: pg_dump, then --blocks-only; pg_restore into a new database and restore into a fresh DATA_DIR; all is readable', async () => {
     const database = await createTestDatabase('postgres');
     cleanups.push(() => database.drop());
     const work = await mkdtemp(path.join(tmpdir(), 'coffer-backup-'));
@@ -242,6 +246,10 @@ describe('backup on PostgreSQL: blocks only, beside pg_dump', {
       stored.set(vc['id'] as string, result.stored);
     }
 
+    // As docs/operations.md says: the database first, then the blocks.
+    const base = process.env['TEST_DATABASE_URL']!;
+    const dump = path.join(work, 'coffer.pgdump');
+    await run('pg_dump', ['--format=custom', `--schema=${database.schema}`, `--file=${dump}`, base]);
     const out = path.join(work, 'blocks.backup');
     const whole = await coffer({ env }, 'backup', '--out', out, '--json');
     assert.equal(whole.code, 2, 'PostgreSQL is backed up with pg_dump');
@@ -256,14 +264,35 @@ describe('backup on PostgreSQL: blocks only, beside pg_dump', {
     assert.equal(report.blocks, blockFiles.length);
     for (const needle of keySpellings(env['MASTER_KEY']!)) assert.ok(!(await readFile(out)).includes(needle));
     await server.kill('SIGTERM');
+    await handle.close();
 
+    // Another database and another DATA_DIR.
+    const drillDatabase = `coffer_drill_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    await admin.query(`create database ${drillDatabase}`);
+    await admin.end();
+    cleanups.push(async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop database if exists ${drillDatabase} with (force)`);
+      await client.end();
+    });
+    const drillUrl = new URL(database.databaseUrl!);
+    drillUrl.pathname = `/${drillDatabase}`;
+    const plainDrillUrl = new URL(base);
+    plainDrillUrl.pathname = `/${drillDatabase}`;
+    await run('pg_restore', ['--no-owner', `--dbname=${plainDrillUrl}`, dump]);
     const fresh = await mkdtemp(path.join(tmpdir(), 'coffer-restored-'));
     cleanups.push(() => rm(fresh, { recursive: true, force: true }));
-    const restore = await coffer({ env: { ...env, DATA_DIR: fresh } }, 'restore', '--from', out, '--json');
+    const restoredEnv = { ...env, DATA_DIR: fresh, DATABASE_URL: drillUrl.toString() };
+    const restore = await coffer({ env: restoredEnv }, 'restore', '--from', out, '--json');
     assert.equal(restore.code, 0, restore.stderr);
     assert.equal(JSON.parse(restore.stdout).database, null);
-    server = await startServerProcess({ ...env, DATA_DIR: fresh });
-    const readBack = await readBackThroughApi(server.url, fixture, handle, stored.keys());
+    server = await startServerProcess(restoredEnv);
+    const restoredHandle = openDatabase({ databaseUrl: drillUrl.toString(), dataDir: fresh, poolSize: 2 });
+    cleanups.push(() => restoredHandle.close());
+    const readBack = await readBackThroughApi(server.url, fixture, restoredHandle, stored.keys());
     for (const [id, vc] of stored) assert.deepEqual(readBack.listed.get(id), vc);
     assert.deepEqual(readBack.failed, []);
     await server.kill('SIGTERM');
