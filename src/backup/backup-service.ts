@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DatabaseSync, backup as sqliteBackup } from 'node:sqlite';
 import type { CID } from 'multiformats/cid';
@@ -67,10 +67,16 @@ function snapshotReferences(file: string): string[] {
  * names that was written in between is staged too; the archive holds the snapshot and exactly
  * the blocks it names. A block deleted after staging is still in the staging directory, so the
  * snapshot never names a block the archive lacks unless the store had lost it already (`missing`).
- * With blocks only (PostgreSQL) every block present is archived, orphans included, since the
- * database snapshot (pg_dump) is taken apart from it.
+ * With blocks only (PostgreSQL) every Coffer block present is archived, orphans included, since
+ * the database snapshot (pg_dump) is taken apart from it.
  */
 export async function takeBackup(deps: BackupDeps, out: string): Promise<BackupReport> {
+  if (deps.sqliteFile) {
+    // node:sqlite would create an empty database where none is: a wrong DATA_DIR, not a backup.
+    await access(deps.sqliteFile).catch(() => {
+      throw new CofferError('not_found', `There is no database at ${deps.sqliteFile}: is DATA_DIR right?`);
+    });
+  }
   const staging = path.join(deps.dataDir, `backup-staging-${randomUUID()}`);
   const stagedFile = (cid: string) => path.join(staging, 'blocks', cid);
   await mkdir(path.join(staging, 'blocks'), { recursive: true, mode: 0o700 });
@@ -130,6 +136,8 @@ export async function takeBackup(deps: BackupDeps, out: string): Promise<BackupR
         continue;
       }
       const kid = envelopeKeyId(bytes);
+      // Blocks only: a pin of another application on a shared Kubo node is not Coffer's to keep.
+      if (!kid && !deps.sqliteFile) continue;
       if (kid) keyIds.add(kid);
       archived.push({ cid: text, size: bytes.length });
     }

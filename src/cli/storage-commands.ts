@@ -155,9 +155,12 @@ async function restore(config: Config, args: string[]): Promise<CommandResult> {
     : config.databaseUrl
       ? 'blocks only (restore the database with pg_restore) and '
       : 'no database (a blocks-only backup) and ';
+  const missing = report.missing.length
+    ? `\nWarning: the backup lacks ${report.missing.length} referenced block(s) that the store had already lost when it was taken: ${report.missing.slice(0, 5).join(', ')}`
+    : '';
   return {
     json: report,
-    text: `Restored ${database}${report.blocks} block(s), ${report.block_bytes} bytes, from the backup of ${report.created_at}.`,
+    text: `Restored ${database}${report.blocks} block(s), ${report.block_bytes} bytes, from the backup of ${report.created_at}.${missing}`,
   };
 }
 

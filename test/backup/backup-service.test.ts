@@ -264,3 +264,22 @@ test('the archive format: records round-trip, a partial archive never appears un
   assert.deepEqual(await readdir(dir), ['a.backup'], 'an aborted archive leaves nothing');
   await rm(target);
 });
+
+test('a backup of a DATA_DIR without a database is refused and creates none', async (t) => {
+  const dir = await tempDir(t);
+  const sqliteFile = path.join(dir, 'coffer.sqlite');
+  await assert.rejects(
+    takeBackup(
+      {
+        backend: createFsBackend(path.join(dir, 'blocks')),
+        sqliteFile,
+        dataDir: dir,
+        keyId: KEY_ID,
+        now: () => new Date(),
+      },
+      path.join(dir, 'backup'),
+    ),
+    /There is no database at .*coffer\.sqlite: is DATA_DIR right\?/,
+  );
+  assert.deepEqual(await readdir(dir), []);
+});
