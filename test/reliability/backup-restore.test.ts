@@ -216,9 +216,14 @@ describe('backup and restore on SQLite while the server stores', () => {
   });
 });
 
-describe('backup on PostgreSQL: blocks only, beside pg_dump', {
-  skip: !process.env['TEST_DATABASE_URL'],
-}, () => {
+const pgDumpMissing = spawnSync('pg_dump', ['--version']).status !== 0;
+const skipPostgres = !process.env['TEST_DATABASE_URL']
+  ? 'TEST_DATABASE_URL is not set'
+  : pgDumpMissing
+    ? 'pg_dump and pg_restore (the PostgreSQL client) are not installed'
+    : false;
+
+describe('backup on PostgreSQL: blocks only, beside pg_dump', { skip: skipPostgres }, () => {
   const cleanups: Array<() => Promise<unknown>> = [];
   after(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
