@@ -64,6 +64,14 @@ export const USAGE = `Usage: coffer <command> [options]
                  VCs, mdocs, VC-JWTs and status lists, and a BLS12-381 key for bbs-2023;
                  without files, a development key and self-signed certificate; --haip asks
                  wallets for PAR, PKCE, DPoP, a Wallet Attestation and key attestations)
+  storage gc [--dry-run] [--grace SECONDS] [--json]
+                (removes blocks no row names that are older than the grace period, default
+                 3600 s; Kubo: unpins them, once two runs a grace period apart found them so)
+  backup --out FILE [--blocks-only] [--json]
+                (while the server runs: SQLite's online backup with the blocks it names, in one
+                 file without the master key; on PostgreSQL --blocks-only, beside pg_dump)
+  restore --from FILE [--json]
+                (into an empty DATA_DIR, with the MASTER_KEY the backup was taken with)
   wallet-provider create --dir DIR [--name NAME] [--json]
                 (a development key and self-signed chain for WALLET_PROVIDER_KEY and
                  WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)

@@ -6,6 +6,7 @@ import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
 import { runIssuerCommand } from './issuer-command.ts';
+import { runStorageCommand, STORAGE_COMMANDS } from './storage-commands.ts';
 import { runVerifierCommand } from './verifier-command.ts';
 import { runWalletProviderCommand } from './wallet-provider-command.ts';
 
@@ -31,6 +32,13 @@ try {
     process.exit(0);
   }
   const config = readConfig(process.env);
+  // Backups, restores and storage collection open what they need themselves: a restore must
+  // find DATA_DIR empty, so nothing may create the database first.
+  if (STORAGE_COMMANDS.has(argv[0]!)) {
+    const result = await runStorageCommand(config, argv);
+    process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    process.exit(0);
+  }
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     // Every command may be the first thing run on a new DATA_DIR.

@@ -15,6 +15,7 @@ import * as preparedStatements from './migrations/0011-prepared-statements.ts';
 import * as verifier from './migrations/0012-verifier.ts';
 import * as issuer from './migrations/0013-issuer.ts';
 import * as nonceExpiry from './migrations/0014-nonce-expiry.ts';
+import * as unreferencedBlocks from './migrations/0015-unreferenced-blocks.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -33,6 +34,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0012-verifier': { up: verifier.up(dialect) },
     '0013-issuer': { up: issuer.up(dialect) },
     '0014-nonce-expiry': { up: nonceExpiry.up() },
+    '0015-unreferenced-blocks': { up: unreferencedBlocks.up() },
   };
 }
 

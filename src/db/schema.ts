@@ -450,6 +450,12 @@ export interface IssuerCallbacksTable {
   next_attempt_at: string;
 }
 
+/** A block garbage collection found unreferenced on Kubo, and when (migrations/0015). */
+export interface UnreferencedBlocksTable {
+  cid: string;
+  first_seen_at: string;
+}
+
 export interface Database {
   issuers: IssuersTable;
   issuer_configurations: IssuerConfigurationsTable;
@@ -481,4 +487,5 @@ export interface Database {
   credential_copies: CredentialCopiesTable;
   deferred_issuances: DeferredIssuancesTable;
   wallet_history: WalletHistoryTable;
+  unreferenced_blocks: UnreferencedBlocksTable;
 }

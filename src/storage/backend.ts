@@ -1,5 +1,15 @@
 import type { CID } from 'multiformats/cid';
 
+/** One stored block as a listing sees it. */
+export interface ListedBlock {
+  cid: CID;
+  /**
+   * When the block was written (fs: the file's modification time), or undefined where the
+   * backend keeps no time (Kubo); garbage collection then times blocks itself.
+   */
+  writtenAt: Date | undefined;
+}
+
 /**
  * Where block bytes live. Backends store and return bytes only; hashing, verification and
  * decoding happen once, in the content store, so that every backend is checked alike.
@@ -15,6 +25,11 @@ export interface BlockBackend {
    * unpins it: its bytes go at the node's next garbage collection.
    */
   remove(cid: CID): Promise<void>;
+  /**
+   * Every block stored (Kubo: every recursive pin), in no particular order; for garbage
+   * collection and backups. A block written while the listing runs may or may not be in it.
+   */
+  list(): AsyncIterable<ListedBlock>;
   /** Resolves when the backend can be used; throws StorageError `backend_unavailable` otherwise. */
   check(): Promise<void>;
 }

@@ -31,7 +31,11 @@ export interface EncryptedStoreOptions {
   cacheBytes?: number;
 }
 
-function createBackend(options: EncryptedStoreOptions): BlockBackend {
+/** Where blocks go: what a block backend needs of the store's options. */
+export type BlockBackendOptions = Pick<EncryptedStoreOptions, 'backend' | 'dataDir' | 'kuboApiUrl'>;
+
+/** The backend the options name (the CLI's garbage collection and backups use it directly). */
+export function createBlockBackend(options: BlockBackendOptions): BlockBackend {
   if (options.backend === 'fs') return createFsBackend(path.join(options.dataDir, 'blocks'));
   if (!options.kuboApiUrl) throw new TypeError('kuboApiUrl is required when the storage backend is "kubo"');
   return createKuboBackend(options.kuboApiUrl);
@@ -39,7 +43,7 @@ function createBackend(options: EncryptedStoreOptions): BlockBackend {
 
 export function createEncryptedStore(options: EncryptedStoreOptions): EncryptedStore {
   const cipher = createEnvelopeCipher(options.masterKey);
-  const store = createContentStore(createBackend(options));
+  const store = createContentStore(createBlockBackend(options));
   const cache = createValueCache(options.cacheBytes ?? 0);
   return {
     async putEncrypted(value, context) {

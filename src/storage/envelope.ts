@@ -55,6 +55,21 @@ function isEnvelope(value: unknown): value is Envelope {
 }
 
 /**
+ * The key id of a block that is a Coffer envelope, else undefined: garbage collection removes
+ * only blocks that are Coffer's own (a Kubo node may pin other applications' blocks), and a
+ * backup names the keys its blocks need.
+ */
+export function envelopeKeyId(bytes: Uint8Array): string | undefined {
+  let value: unknown;
+  try {
+    value = dagCbor.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  return isEnvelope(value) ? value.kid : undefined;
+}
+
+/**
  * AES-256-GCM envelopes under a key derived from the master key. The key id is a hash of that key,
  * so a block written under another MASTER_KEY is reported as such instead of as a generic failure.
  */

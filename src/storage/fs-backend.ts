@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { access, link, mkdir, readdir, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { CID } from 'multiformats/cid';
-import type { BlockBackend } from './backend.ts';
+import type { BlockBackend, ListedBlock } from './backend.ts';
+import { parseCid } from './cid.ts';
 import { StorageError } from './errors.ts';
 
 const TEMP_SUFFIX = '.tmp';
@@ -51,13 +52,33 @@ async function writeDurably(file: string, bytes: Uint8Array): Promise<void> {
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const SHARD_NAMES = [...BASE32].flatMap((a) => [...BASE32].map((b) => a + b));
 
+/** A temporary file of a block write (`<shard>/.<cid>.<uuid>.tmp`), as garbage collection sees it. */
+export interface TemporaryFile {
+  /** Its path below the block directory. */
+  name: string;
+  bytes: number;
+  writtenAt: Date;
+}
+
+/** The fs backend, with what only files have: temporary files, and hard links for backups. */
+export interface FsBlockBackend extends BlockBackend {
+  /** Temporary files of block writes: in flight, or left behind by a crash. */
+  temporaries(): AsyncIterable<TemporaryFile>;
+  removeTemporary(name: string): Promise<void>;
+  /** Hard-links the block's file to `target` (a backup's staging); false when it is not stored. */
+  linkTo(cid: CID, target: string): Promise<boolean>;
+}
+
+const SHARD = /^[a-z2-7]{2}$/;
+const TEMPORARY = /^\.[a-z2-7]+\.[0-9a-f-]{36}\.tmp$/;
+
 /**
  * Blocks as files under `dir`, one file per CID, in shard directories named after the CID's
  * next-to-last two characters (as Kubo's flatfs does), so no directory grows huge. Writes go to
  * a temporary file in the shard, are fsynced and renamed into place, and the shard is fsynced:
  * after a crash a block file is either complete or absent, never torn.
  */
-export function createFsBackend(dir: string): BlockBackend {
+export function createFsBackend(dir: string): FsBlockBackend {
   async function makeDurableDir(target: string): Promise<void> {
     const first = await mkdir(target, { recursive: true, mode: 0o700 });
     let current = target;
@@ -105,7 +126,93 @@ export function createFsBackend(dir: string): BlockBackend {
     }
   }
 
+  async function touch(file: string): Promise<boolean> {
+    const now = new Date();
+    try {
+      await utimes(file, now, now);
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
+  /** The entries of every shard directory, shard by shard; nothing when no block was ever written. */
+  async function* shardEntries(): AsyncGenerator<{ shard: string; name: string }> {
+    let shards: string[];
+    try {
+      shards = (await readdir(dir)).filter((name) => SHARD.test(name)).sort();
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw unavailable(dir, error);
+    }
+    for (const shard of shards) {
+      let names: string[];
+      try {
+        names = await readdir(path.join(dir, shard));
+      } catch (error) {
+        if (isMissing(error)) continue;
+        throw unavailable(dir, error);
+      }
+      for (const name of names) yield { shard, name };
+    }
+  }
+
+  /** The file's size and time, or undefined when it went meanwhile. */
+  async function statOf(file: string): Promise<{ size: number; mtime: Date } | undefined> {
+    try {
+      return await stat(file);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw unavailable(dir, error);
+    }
+  }
+
   return {
+    async *list(): AsyncGenerator<ListedBlock> {
+      for await (const { shard, name } of shardEntries()) {
+        if (name.startsWith('.')) continue;
+        let cid: CID;
+        try {
+          cid = parseCid(name);
+        } catch {
+          continue; // not a block Coffer wrote: never listed, so never collected
+        }
+        const stats = await statOf(path.join(dir, shard, name));
+        if (stats) yield { cid, writtenAt: stats.mtime };
+      }
+    },
+
+    async *temporaries(): AsyncGenerator<TemporaryFile> {
+      for await (const { shard, name } of shardEntries()) {
+        if (!TEMPORARY.test(name)) continue;
+        const stats = await statOf(path.join(dir, shard, name));
+        if (stats) yield { name: path.join(shard, name), bytes: stats.size, writtenAt: stats.mtime };
+      }
+    },
+
+    async removeTemporary(name) {
+      const [shard, file] = name.split(path.sep);
+      if (!shard || !SHARD.test(shard) || !file || !TEMPORARY.test(file)) {
+        throw new TypeError(`${name} is not a temporary file of the block store`);
+      }
+      try {
+        await unlink(path.join(dir, shard, file));
+      } catch (error) {
+        if (!isMissing(error)) throw unavailable(dir, error);
+      }
+    },
+
+    async linkTo(cid, target) {
+      try {
+        await link(locate(cid).file, target);
+        return true;
+      } catch (error) {
+        if (isMissing(error)) return false;
+        throw unavailable(dir, error);
+      }
+    },
+
     async put(cid, bytes) {
       const { shard, file } = locate(cid);
       const temp = path.join(shard, `.${path.basename(file)}.${randomUUID()}${TEMP_SUFFIX}`);
@@ -115,7 +222,9 @@ export function createFsBackend(dir: string): BlockBackend {
         // before: both wait for the disk, and a stat queued behind other requests' fsyncs took
         // milliseconds. A block that exists is left as it is and the temporary file removed.
         const [present] = await Promise.all([exists(file), writeDurably(temp, bytes)]);
-        if (present) {
+        // A block written again counts as new for garbage collection, whose grace period is
+        // measured from the file's time; gone meanwhile, it is written as if it never was.
+        if (present && (await touch(file))) {
           await unlinkFile(temp);
           return;
         }

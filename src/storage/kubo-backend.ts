@@ -1,7 +1,7 @@
 import { create } from 'kubo-rpc-client';
 import type { CID } from 'multiformats/cid';
-import type { BlockBackend } from './backend.ts';
-import { codecOf } from './cid.ts';
+import type { BlockBackend, ListedBlock } from './backend.ts';
+import { codecOf, parseCid } from './cid.ts';
 import { StorageError } from './errors.ts';
 
 const NOT_FOUND = /not found|could not find/i;
@@ -74,6 +74,25 @@ export function createKuboBackend(url: string, options: { timeoutMs?: number } =
         // Not pinned (or never stored): nothing to remove.
         if (mapped.code !== 'block_not_found' && !/not pinned/i.test(String((error as Error).message)))
           throw mapped;
+      }
+    },
+
+    // Kubo keeps no time for a pin; garbage collection times unreferenced blocks itself.
+    async *list(): AsyncGenerator<ListedBlock> {
+      let pins: AsyncIterable<{ cid: CID }>;
+      try {
+        pins = client.pin.ls({ type: 'recursive', signal: AbortSignal.timeout(timeoutMs * 30) });
+        for await (const pin of pins) {
+          let cid: CID;
+          try {
+            cid = parseCid(pin.cid.toString());
+          } catch {
+            continue; // a pin Coffer cannot have made (another codec, CIDv0): not listed
+          }
+          yield { cid, writtenAt: undefined };
+        }
+      } catch (error) {
+        throw failure(error);
       }
     },
 

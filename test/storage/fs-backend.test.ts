@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { computeCid, createFsBackend, encodeValue } from '../../src/storage/index.ts';
@@ -32,19 +32,23 @@ test('blocks land in shard directories, complete, with no temporary files left',
   }
 });
 
-test('writing a block that exists is a no-op', async (t) => {
+test('writing a block that exists leaves its file and only refreshes its time', async (t) => {
   const dir = await tempDir(t);
   const backend = createFsBackend(dir);
   const bytes = encodeValue({ same: true });
   const cid = await computeCid(bytes);
   await backend.put(cid, bytes);
   const file = path.join(dir, cid.toString().slice(-3, -1), cid.toString());
+  const anHourAgo = new Date(Date.now() - 3600_000);
+  await utimes(file, anHourAgo, anHourAgo);
   const before = await stat(file);
   await backend.put(cid, bytes);
   const after = await stat(file);
   // A rewrite would rename a new file into place and change the inode.
   assert.equal(after.ino, before.ino);
-  assert.equal(after.mtimeMs, before.mtimeMs);
+  // Written again, the block counts as new for storage collection's grace period.
+  assert.ok(after.mtimeMs > before.mtimeMs + 3000_000);
+  assert.deepEqual(await readdir(path.dirname(file)), [cid.toString()], 'no temporary file is left');
 });
 
 test('concurrent puts of the same block all succeed and leave one complete file', async (t) => {

@@ -1,9 +1,9 @@
 /**
  * A STAND-IN for a Kubo node, for tests only: a real HTTP server on 127.0.0.1 that answers the
- * few Kubo RPC calls Coffer's kubo backend makes, in the wire format Kubo uses and that
+ * few Kubo RPC calls Coffer's kubo backend makes (version, block put/get/stat, pin add/rm/ls), in the wire format Kubo uses and that
  * kubo-rpc-client sends (POST only; multipart body for block/put; options as kebab-case query
  * parameters; errors as HTTP 500 with `{"Message", "Code": 0, "Type": "error"}`). It is not Kubo:
- * it keeps blocks in memory and knows nothing of the network. Like Kubo it computes every CID
+ * it keeps blocks in memory and knows nothing of the network (nor of pin names or indirect pins). Like Kubo it computes every CID
  * itself from the bytes and the requested codec and hash (never trusting the caller's idea of
  * it), refuses bytes that are not valid for the named codec, and records pins and requests so
  * tests can see what Coffer asked for.
@@ -150,6 +150,23 @@ export async function startKuboStandIn(): Promise<KuboStandIn> {
           const { key } = stored(argCid(query));
           pins.add(key);
           return json(200, { Pins: [key] });
+        }
+        case '/api/v0/pin/ls': {
+          // The stand-in pins recursively only (a block without links is its own whole DAG).
+          const type = query['type'] ?? 'all';
+          if (!['all', 'recursive', 'direct', 'indirect'].includes(type))
+            throw new RpcError(`invalid type '${type}', must be one of {direct, indirect, recursive, all}`);
+          const listed = type === 'all' || type === 'recursive' ? [...pins] : [];
+          if (query['stream'] === 'true') {
+            res.writeHead(200, { 'Content-Type': 'application/json', 'X-Chunked-Output': '1' });
+            res.end(
+              listed.map((cid) => `${JSON.stringify({ Cid: cid, Name: '', Type: 'recursive' })}\n`).join(''),
+            );
+            return;
+          }
+          return json(200, {
+            Keys: Object.fromEntries(listed.map((cid) => [cid, { Type: 'recursive', Name: '' }])),
+          });
         }
         case '/api/v0/pin/rm': {
           const key = argCid(query).toString();

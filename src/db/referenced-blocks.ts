@@ -1,0 +1,25 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './schema.ts';
+
+/**
+ * Every column that names a block (a CID in the block store). Garbage collection keeps exactly
+ * the blocks these name and backups carry exactly those, so a new column holding a CID must be
+ * added here (test/db/referenced-blocks.test.ts fails until it is).
+ */
+export const BLOCK_COLUMNS = [
+  ['users', 'profile_cid'],
+  ['credentials', 'cid'],
+  ['credentials', 'prepared_cid'],
+  ['credential_copies', 'cid'],
+] as const;
+
+/** One query over both databases (and a SQLite snapshot opened on its own): each CID once. */
+export const REFERENCED_BLOCKS_SQL = BLOCK_COLUMNS.map(
+  ([table, column]) => `select ${column} as cid from ${table} where ${column} is not null`,
+).join(' union ');
+
+/** The CIDs some row names, at one moment (one statement, so one snapshot of the database). */
+export async function readReferencedCids(db: Kysely<Database>): Promise<Set<string>> {
+  const { rows } = await sql<{ cid: string }>`${sql.raw(REFERENCED_BLOCKS_SQL)}`.execute(db);
+  return new Set(rows.map((row) => row.cid));
+}
