@@ -34,7 +34,8 @@ export interface KuboStandIn {
   pins: Set<string>;
   requests: StandInRequest[];
   /** Misbehaviour switches, to prove that Coffer notices. */
-  faults: { corruptGets: boolean; misnamePuts: boolean };
+  /** holdPinRemovals: pin/rm is recorded and never answered (a caller killed while it waits). */
+  faults: { corruptGets: boolean; misnamePuts: boolean; holdPinRemovals: boolean };
   close(): Promise<void>;
 }
 
@@ -75,7 +76,7 @@ export async function startKuboStandIn(): Promise<KuboStandIn> {
   const blocks = new Map<string, Uint8Array>();
   const pins = new Set<string>();
   const requests: StandInRequest[] = [];
-  const faults = { corruptGets: false, misnamePuts: false };
+  const faults = { corruptGets: false, misnamePuts: false, holdPinRemovals: false };
 
   function stored(cid: CID): { key: string; bytes: Uint8Array } {
     const key = CID.createV1(cid.code, cid.multihash).toString();
@@ -169,6 +170,7 @@ export async function startKuboStandIn(): Promise<KuboStandIn> {
           });
         }
         case '/api/v0/pin/rm': {
+          if (faults.holdPinRemovals) return;
           const key = argCid(query).toString();
           if (!pins.delete(key))
             return json(500, { Message: 'not pinned or pinned indirectly', Code: 0, Type: 'error' });
