@@ -297,10 +297,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const formats = createFormatRegistry({ operations, jsonLd: bbs2023.jsonLd });
   const issuerTrustAnchors = await loadTrustAnchors(config.issuerTrustAnchors, 'ISSUER_TRUST_ANCHORS');
   const credentialContentKey = deriveKey(context.masterKey, 'credential-content/v1');
-  const previousContentKeys = ring
-    .keys()
-    .slice(1)
-    .map((key) => deriveKey(key, 'credential-content/v1'));
+  const previousContentKeys = ring.keys.slice(1).map((key) => deriveKey(key, 'credential-content/v1'));
   const outbound =
     context.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
   const deletion: DeletionDeps = {
@@ -449,8 +446,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     secrets: {
       preAuthorizedCode: createSecretKey(deriveKey(context.masterKey, 'issuer-pre-authorized-code/v1')),
       // Offers live for days: one made before a master-key change still shows its own code.
-      previousPreAuthorizedCodes: ring
-        .keys()
+      previousPreAuthorizedCodes: ring.keys
         .slice(1)
         .map((key) => createSecretKey(deriveKey(key, 'issuer-pre-authorized-code/v1'))),
       cNonce: createSecretKey(deriveKey(context.masterKey, 'issuer-c-nonce/v1')),

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fixedKeyRing, type MasterKeyRing, reloadableKeyRing } from '../keys/master-key-ring.ts';
+import { fixedKeyRing, type MasterKeyRing } from '../keys/master-key-ring.ts';
 import { ConfigError } from './config.ts';
 
 export const MASTER_KEY_FILE = 'master.key';
@@ -47,9 +46,6 @@ export async function loadMasterKey(
 /** Beside master.key: the keys a rotation moved data off, one base64 key a line, read only. */
 export const PREVIOUS_MASTER_KEYS_FILE = 'master.key.previous';
 
-/** How often, at most, a server re-reads its key files on meeting a key id it does not hold. */
-const RELOAD_INTERVAL_MS = 10_000;
-
 export interface LoadedMasterKeyRing {
   ring: MasterKeyRing;
   generated: boolean;
@@ -71,9 +67,9 @@ export function parseKeyLines(text: string, where: string): Buffer[] {
     });
 }
 
-function readKeyFileSync(file: string): Buffer[] {
+export async function readKeyFile(file: string): Promise<Buffer[]> {
   try {
-    return parseKeyLines(readFileSync(file, 'utf8'), file);
+    return parseKeyLines(await readFile(file, 'utf8'), file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
@@ -82,30 +78,18 @@ function readKeyFileSync(file: string): Buffer[] {
 
 /**
  * The ring a server or the CLI reads with: MASTER_KEY (or DATA_DIR/master.key) writes, and
- * MASTER_KEY_PREVIOUS with DATA_DIR/master.key.previous are read only. In the embedded default
- * (no MASTER_KEY) the server re-reads both files, at most every 10 s, when it meets a key id it
- * does not hold: `coffer master-key rotate` installs the new key there while the server runs.
+ * MASTER_KEY_PREVIOUS with DATA_DIR/master.key.previous are read only. Read once at start: a
+ * change of keys takes a restart (docs/operations.md, "Master-key rotation").
  */
-export async function loadMasterKeyRing(
-  config: { masterKey: string | undefined; masterKeyPrevious: readonly string[]; dataDir: string },
-  now: () => number = Date.now,
-): Promise<LoadedMasterKeyRing> {
+export async function loadMasterKeyRing(config: {
+  masterKey: string | undefined;
+  masterKeyPrevious: readonly string[];
+  dataDir: string;
+}): Promise<LoadedMasterKeyRing> {
   const loaded = await loadMasterKey(config.masterKey, config.dataDir);
-  const fromEnv = config.masterKeyPrevious.map((key) => Buffer.from(key, 'base64'));
-  const previousFile = path.join(config.dataDir, PREVIOUS_MASTER_KEYS_FILE);
-  const fromFile = readKeyFileSync(previousFile);
-  if (loaded.file === undefined) {
-    return { ...loaded, ring: fixedKeyRing(loaded.key, [...fromEnv, ...fromFile]) };
-  }
-  let readAt = now();
-  const ring = reloadableKeyRing(loaded.key, [...fromEnv, ...fromFile], () => {
-    if (now() - readAt < RELOAD_INTERVAL_MS) return undefined;
-    readAt = now();
-    try {
-      return [...readKeyFileSync(loaded.file!), ...readKeyFileSync(previousFile)];
-    } catch {
-      return undefined; // a file half-written by an operator: the next reload reads it
-    }
-  });
-  return { ...loaded, ring };
+  const previous = [
+    ...config.masterKeyPrevious.map((key) => Buffer.from(key, 'base64')),
+    ...(await readKeyFile(path.join(config.dataDir, PREVIOUS_MASTER_KEYS_FILE))),
+  ];
+  return { ...loaded, ring: fixedKeyRing(loaded.key, previous) };
 }

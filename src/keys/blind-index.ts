@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import { deriveKey } from './derive-key.ts';
-import { type MasterKeyRing, perRingKey } from './master-key-ring.ts';
+import type { MasterKeyRing } from './master-key-ring.ts';
 
 /**
  * A blind index: a keyed hash (HMAC-SHA-256, base64url) that lets the database find a row by a
@@ -26,6 +26,6 @@ export function createEmailIndex(masterKey: Uint8Array): BlindIndex {
  * written under a previous master key until `coffer master-key rotate` has rewritten them.
  */
 export function createEmailIndexes(ring: MasterKeyRing): (email: string) => string[] {
-  const indexes = perRingKey(ring, createEmailIndex);
-  return (email) => indexes().map((index) => index(email));
+  const indexes = ring.keys.map(createEmailIndex);
+  return (email) => indexes.map((index) => index(email));
 }

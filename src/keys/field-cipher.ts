@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { deriveKey } from './derive-key.ts';
-import { asKeyRing, type MasterKeyRing, masterKeyId, perRingKey } from './master-key-ring.ts';
+import { asKeyRing, type MasterKeyRing, masterKeyId } from './master-key-ring.ts';
 
 /**
  * Encrypts small secrets kept in database columns (ESP tokens, reCAPTCHA keys, private keys)
@@ -41,19 +41,14 @@ export function createFieldCipher(masterKey: Uint8Array | MasterKeyRing): FieldC
   const ring = asKeyRing(masterKey);
   // KeyObjects, not the raw bytes: given bytes, every createCipheriv imports the key anew, which
   // costs 10 µs, three times the encryption of a short value.
-  const fieldKeys = perRingKey(
-    ring,
+  const fieldKeys = ring.keys.map(
     (key): FieldKey => ({
       kid: masterKeyId(key),
       key: createSecretKey(deriveKey(key, 'field-encryption/v1')),
     }),
   );
-  const current = fieldKeys()[0]!;
-  const keyOf = (kid: string): KeyObject | undefined => {
-    const found = fieldKeys().find((k) => k.kid === kid)?.key;
-    if (found !== undefined || !ring.refresh()) return found;
-    return fieldKeys().find((k) => k.kid === kid)?.key;
-  };
+  const current = fieldKeys[0]!;
+  const keyOf = (kid: string): KeyObject | undefined => fieldKeys.find((k) => k.kid === kid)?.key;
   return {
     kid: current.kid,
     encrypt(plaintext, associatedData) {
@@ -79,7 +74,7 @@ export function createFieldCipher(masterKey: Uint8Array | MasterKeyRing): FieldC
       }
       // No key id: the key that opens it is the one whose tag checks.
       let failure: unknown;
-      for (const { key } of fieldKeys()) {
+      for (const { key } of fieldKeys) {
         try {
           return open(key, parts[1], parts[2], associatedData);
         } catch (error) {

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import * as dagCbor from '@ipld/dag-cbor';
 import { deriveKey } from '../keys/derive-key.ts';
-import { asKeyRing, type MasterKeyRing, masterKeyId, perRingKey } from '../keys/master-key-ring.ts';
+import { asKeyRing, type MasterKeyRing, masterKeyId } from '../keys/master-key-ring.ts';
 import { StorageError } from './errors.ts';
 
 /** Whose data a block holds and what it is; bound into the ciphertext as associated data. */
@@ -79,16 +79,12 @@ export function envelopeKeyId(bytes: Uint8Array): string | undefined {
 export function createEnvelopeCipher(masterKey: Uint8Array | MasterKeyRing): EnvelopeCipher {
   const ring = asKeyRing(masterKey);
   // KeyObjects: given raw bytes, every createCipheriv imports the key anew (about 10 µs).
-  const blockKeys = perRingKey(ring, (key) => ({
+  const blockKeys = ring.keys.map((key) => ({
     kid: masterKeyId(key),
     key: createSecretKey(deriveKey(key, 'block-encryption/v1')),
   }));
-  const { kid, key } = blockKeys()[0]!;
-  const keyOf = (wanted: string): KeyObject | undefined => {
-    const found = blockKeys().find((k) => k.kid === wanted)?.key;
-    if (found !== undefined || !ring.refresh()) return found;
-    return blockKeys().find((k) => k.kid === wanted)?.key;
-  };
+  const { kid, key } = blockKeys[0]!;
+  const keyOf = (wanted: string): KeyObject | undefined => blockKeys.find((k) => k.kid === wanted)?.key;
 
   return {
     kid,
@@ -115,11 +111,7 @@ export function createEnvelopeCipher(masterKey: Uint8Array | MasterKeyRing): Env
       if (openingKey === undefined) {
         throw new StorageError(
           'decryption_failed',
-          `The block was encrypted under key ${envelope.kid}, but this service holds ${blockKeys()
-            .map((k) => k.kid)
-            .join(
-              ', ',
-            )}: MASTER_KEY differs from the one that wrote it (or that key is missing from MASTER_KEY_PREVIOUS).`,
+          `The block was encrypted under key ${envelope.kid}, but this service holds ${blockKeys.map((k) => k.kid).join(', ')}: MASTER_KEY differs from the one that wrote it (or that key is missing from MASTER_KEY_PREVIOUS).`,
         );
       }
       let plaintext: Buffer;
