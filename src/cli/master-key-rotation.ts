@@ -111,7 +111,10 @@ function newWalk(
     tally(group, name) {
       const key = `${group}\u0000${name}`;
       let tally = tallies.get(key);
-      if (!tally) tallies.set(key, (tally = { reencrypted: 0, remaining: 0, failed: 0 }));
+      if (!tally) {
+        tally = { reencrypted: 0, remaining: 0, failed: 0 };
+        tallies.set(key, tally);
+      }
       return tally;
     },
     fail(what, error) {

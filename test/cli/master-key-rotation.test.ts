@@ -106,23 +106,30 @@ async function seed(kind: 'sqlite' | 'postgres', cleanups: Array<() => Promise<v
     };
     const { did, accessToken } = await logInByEmail(world, server.url);
     world.did = did;
-    for (let i = 0; i < USERS; i++) {
-      const created = await fetch(`${server.url}/v1/user/create`, {
-        method: 'POST',
-        headers: { 'x-api-token': world.token, 'content-type': 'application/json' },
-        body: JSON.stringify({ profile: { email_address: `u${i}@rotation.example`, first_name: 'R', last_name: 'T' } }),
-      });
-      assert.equal(created.status, 201);
-    }
+    await Promise.all(
+      Array.from({ length: USERS }, async (_, i) => {
+        const created = await fetch(`${server.url}/v1/user/create`, {
+          method: 'POST',
+          headers: { 'x-api-token': world.token, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            profile: { email_address: `u${i}@rotation.example`, first_name: 'R', last_name: 'T' },
+          }),
+        });
+        assert.equal(created.status, 201);
+      }),
+    );
     const issuer = await createBenchIssuer(fastBbs);
-    for (let i = 0; i < CREDENTIALS; i++) {
-      const stored = await fetch(`${server.url}/v1/vc/issuer/store`, {
-        method: 'POST',
-        headers: { 'x-api-token': world.token, 'content-type': 'application/json' },
-        body: JSON.stringify({ vc: await issuer.issue(did, 3) }),
-      });
-      assert.equal(stored.status, 201, await stored.text());
-    }
+    const vcs = await Promise.all(Array.from({ length: CREDENTIALS }, () => issuer.issue(did, 3)));
+    await Promise.all(
+      vcs.map(async (vc) => {
+        const stored = await fetch(`${server.url}/v1/vc/issuer/store`, {
+          method: 'POST',
+          headers: { 'x-api-token': world.token, 'content-type': 'application/json' },
+          body: JSON.stringify({ vc }),
+        });
+        assert.equal(stored.status, 201, await stored.text());
+      }),
+    );
     assert.equal(await listCredentials(server.url, accessToken), CREDENTIALS);
     for (const args of [
       ['client', 'set', String(master.client_id), '--esp-token', 'esp-secret-1234'],
@@ -157,13 +164,18 @@ async function readAllWith(world: World, key: Buffer) {
   let sealed = 0;
   for (const column of SEALED_COLUMNS) {
     const extra = column.extra.length ? sql`, ${sql.raw(column.extra.join(', '))}` : sql``;
-    const rows = await sql<Record<string, unknown>>`select t.${sql.ref(column.key)} as k, t.${sql.ref(column.column)} as v ${extra}
+    const rows = await sql<
+      Record<string, unknown>
+    >`select t.${sql.ref(column.key)} as k, t.${sql.ref(column.column)} as v ${extra}
       from ${sql.table(column.table)} t ${sql.raw(column.joins ?? '')} where t.${sql.ref(column.column)} is not null`.execute(
       db,
     );
     for (const row of rows.rows) {
       const value = String(row['v']);
-      assert.ok(value.startsWith(`v2.${masterKeyId(key)}.`), `${column.table}.${column.column} under another key`);
+      assert.ok(
+        value.startsWith(`v2.${masterKeyId(key)}.`),
+        `${column.table}.${column.column} under another key`,
+      );
       cipher.decrypt(value, column.aad(row));
       sealed++;
     }
@@ -185,8 +197,8 @@ function rotate(env: Record<string, string>, args: string[], killWhen?: RegExp) 
     stderr += chunk;
     if (killWhen?.test(stderr) && child.exitCode === null) child.kill('SIGKILL');
   });
-  return new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  return new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>(
+    (resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
 }
 
@@ -282,7 +294,9 @@ for (const kind of DATABASE_KINDS) {
       const duplicate = await fetch(`${onlyB.url}/v1/user/create`, {
         method: 'POST',
         headers: { 'x-api-token': world.token, 'content-type': 'application/json' },
-        body: JSON.stringify({ profile: { email_address: 'u7@rotation.example', first_name: 'R', last_name: 'T' } }),
+        body: JSON.stringify({
+          profile: { email_address: 'u7@rotation.example', first_name: 'R', last_name: 'T' },
+        }),
       });
       assert.equal(duplicate.status, 409);
       await onlyB.kill('SIGTERM');
