@@ -36,6 +36,7 @@ export async function withServerState<T>(
         store,
         cipher: createFieldCipher(masterKey),
         emailIndex: createEmailIndex(masterKey),
+        emailIndexes: (email: string) => [createEmailIndex(masterKey)(email)],
         insertUser: createUserInserter(database.db, database.dialect),
       },
     });

@@ -43,9 +43,10 @@ import { findIssuerRow } from './issuer/issuer-repository.ts';
 import { issuerRoutes } from './issuer/issuer-routes.ts';
 import { createIssuerWrites } from './issuer/issuer-writes.ts';
 import { preAuthorizedGrant } from './issuer/pre-authorized-grant.ts';
-import { createEmailIndex } from './keys/blind-index.ts';
+import { createEmailIndex, createEmailIndexes } from './keys/blind-index.ts';
 import { deriveKey } from './keys/derive-key.ts';
 import { createFieldCipher } from './keys/field-cipher.ts';
+import { fixedKeyRing, type MasterKeyRing } from './keys/master-key-ring.ts';
 import { hashSecret } from './keys/secrets.ts';
 import { createKeyRing } from './keys/signing-keys.ts';
 import { isTerminal, logFormatOf, prettyLogStream } from './log-format.ts';
@@ -98,6 +99,11 @@ export interface AppContext {
   database: DatabaseHandle;
   masterKey: Uint8Array;
   /**
+   * The keys read with (keys/master-key-ring.ts); its current key must be `masterKey`. When absent,
+   * a ring of `masterKey` alone.
+   */
+  masterKeyRing?: MasterKeyRing;
+  /**
    * Encrypted content-addressed storage of personal data (profiles, credentials). server.ts passes
    * it; when absent (tests, tools) it is made from the configuration and master key.
    */
@@ -149,6 +155,10 @@ export function loggerOptions(
 
 export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const { config, database } = context;
+  // Writes use the current key; reads take any key of the ring (docs/operations.md, rotation).
+  const ring = context.masterKeyRing ?? fixedKeyRing(context.masterKey);
+  if (Buffer.compare(ring.current, context.masterKey) !== 0)
+    throw new TypeError('the ring must write with masterKey');
   const app = Fastify({
     logger: loggerOptions(config, context.logStream),
     bodyLimit: config.bodyLimit,
@@ -204,7 +214,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       backend: config.storage,
       dataDir: config.dataDir,
       kuboApiUrl: config.kuboApiUrl,
-      masterKey: context.masterKey,
+      masterKey: ring,
       cacheBytes: config.blockCacheBytes,
     });
   registerOperations(
@@ -216,12 +226,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     { bbsBackend: curveChoice.name },
   );
 
-  const cipher = createFieldCipher(context.masterKey);
+  const cipher = createFieldCipher(ring);
   const users = {
     db: database.db,
     store,
     cipher,
     emailIndex: createEmailIndex(context.masterKey),
+    emailIndexes: createEmailIndexes(ring),
     insertUser: createUserInserter(database.db, database.dialect),
   };
   await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher) });
@@ -286,6 +297,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const formats = createFormatRegistry({ operations, jsonLd: bbs2023.jsonLd });
   const issuerTrustAnchors = await loadTrustAnchors(config.issuerTrustAnchors, 'ISSUER_TRUST_ANCHORS');
   const credentialContentKey = deriveKey(context.masterKey, 'credential-content/v1');
+  const previousContentKeys = ring.keys.slice(1).map((key) => deriveKey(key, 'credential-content/v1'));
   const outbound =
     context.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
   const deletion: DeletionDeps = {
@@ -314,6 +326,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       db: database.db,
       store,
       contentKey: credentialContentKey,
+      previousContentKeys,
       operations,
       insertCredential: createCredentialInserter(database.db, database.dialect),
       formats,
@@ -432,6 +445,10 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     ),
     secrets: {
       preAuthorizedCode: createSecretKey(deriveKey(context.masterKey, 'issuer-pre-authorized-code/v1')),
+      // Offers live for days: one made before a master-key change still shows its own code.
+      previousPreAuthorizedCodes: ring.keys
+        .slice(1)
+        .map((key) => createSecretKey(deriveKey(key, 'issuer-pre-authorized-code/v1'))),
       cNonce: createSecretKey(deriveKey(context.masterKey, 'issuer-c-nonce/v1')),
     },
     issuerKeys: createIssuerKeyCache(

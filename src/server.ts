@@ -1,16 +1,21 @@
 import { buildApp } from './app.ts';
 import { curveChoice } from './bbs/curve.ts';
 import { ConfigError, readConfig } from './config/config.ts';
-import { loadMasterKey } from './config/master-key.ts';
+import { loadMasterKeyRing } from './config/master-key.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
-  const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
+  const masterKey = await loadMasterKeyRing(config);
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db, database.dialect);
-  const app = await buildApp({ config, database, masterKey: masterKey.key });
+  const app = await buildApp({
+    config,
+    database,
+    masterKey: masterKey.ring.current,
+    masterKeyRing: masterKey.ring,
+  });
   if (masterKey.generated) {
     app.log.warn(
       { file: masterKey.file },

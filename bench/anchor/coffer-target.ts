@@ -75,6 +75,7 @@ async function prepare(): Promise<State> {
     store: createEncryptedStore({ backend: 'fs', dataDir, masterKey }),
     cipher: createFieldCipher(masterKey),
     emailIndex: createEmailIndex(masterKey),
+    emailIndexes: (email: string) => [createEmailIndex(masterKey)(email)],
     insertUser: createUserInserter(database.db, database.dialect),
   };
   for (let i = 0; i < USERS; i++) {

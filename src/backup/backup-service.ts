@@ -34,6 +34,8 @@ export interface BackupDeps {
   /** Where the staging directory goes: DATA_DIR, so that hard links stay on one file system. */
   dataDir: string;
   keyId: string;
+  /** Every key id the configured ring reads (MASTER_KEY and MASTER_KEY_PREVIOUS); keyId alone when absent. */
+  readableKeyIds?: string[];
   now(): Date;
 }
 
@@ -141,10 +143,13 @@ export async function takeBackup(deps: BackupDeps, out: string): Promise<BackupR
       if (kid) keyIds.add(kid);
       archived.push({ cid: text, size: bytes.length });
     }
-    if (keyIds.size > 0 && !keyIds.has(deps.keyId)) {
+    // Mid-rotation blocks are under the old and the new key: each must be one the ring reads.
+    const readable = new Set(deps.readableKeyIds ?? [deps.keyId]);
+    const unreadable = [...keyIds].filter((kid) => !readable.has(kid));
+    if (unreadable.length > 0) {
       throw new CofferError(
         'invalid_request',
-        `The blocks are encrypted under key ${[...keyIds].join(', ')}, but this MASTER_KEY has key id ${deps.keyId}: run coffer backup with the server's MASTER_KEY.`,
+        `Blocks are encrypted under key ${unreadable.join(', ')}, which this configuration does not hold (its keys: ${[...readable].join(', ')}): run coffer backup with the server's MASTER_KEY and MASTER_KEY_PREVIOUS.`,
       );
     }
 

@@ -8,8 +8,8 @@ import { type BlockBackend, parseCid, verifyBlock } from '../storage/index.ts';
 import { ARCHIVE_VERSION, archiveError, MAX_BLOCK_BYTES, openArchive } from './archive.ts';
 import type { BackupManifest } from './backup-service.ts';
 
-/** What a DATA_DIR may hold before a restore: the operator's copy of the master key, nothing else. */
-const ALLOWED_BEFORE_RESTORE = new Set(['master.key']);
+/** What a DATA_DIR may hold before a restore: the operator's copy of the master keys, nothing else. */
+const ALLOWED_BEFORE_RESTORE = new Set(['master.key', 'master.key.previous']);
 const DATABASE_FILE = 'coffer.sqlite';
 
 export interface RestoreDeps {
@@ -22,6 +22,8 @@ export interface RestoreDeps {
   stagesBlocks: boolean;
   /** The block-key id of the MASTER_KEY the restored service will run with. */
   keyId: string;
+  /** Every key id its ring reads (MASTER_KEY_PREVIOUS too); keyId alone when absent. */
+  readableKeyIds?: string[];
 }
 
 export interface RestoreReport {
@@ -88,10 +90,14 @@ export async function restoreBackup(deps: RestoreDeps, from: string): Promise<Re
     const first = await archive.next();
     if (first?.kind !== 'M') throw archiveError(`${from} is damaged: it does not begin with its manifest.`);
     const manifest = readManifest(await archive.data(), from);
-    if (manifest.key_id !== deps.keyId) {
+    // A backup taken mid-rotation needs every key its blocks were sealed under.
+    const readable = new Set(deps.readableKeyIds ?? [deps.keyId]);
+    const needed = manifest.block_key_ids?.length ? manifest.block_key_ids : [manifest.key_id];
+    const lacking = needed.filter((kid) => !readable.has(kid));
+    if (lacking.length > 0) {
       throw new CofferError(
         'invalid_request',
-        `This backup was taken under the master key with id ${manifest.key_id}, but MASTER_KEY here has id ${deps.keyId}: restore with the master key the backup was taken with (it is never inside a backup).`,
+        `This backup was taken under the master key with id ${lacking.join(', ')}, but MASTER_KEY here has id ${[...readable].join(', ')}: restore with the master key the backup was taken with (it is never inside a backup).`,
       );
     }
     if (manifest.database === 'sqlite' && deps.database === 'postgres') {

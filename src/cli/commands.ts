@@ -72,6 +72,13 @@ export const USAGE = `Usage: coffer <command> [options]
                  file without the master key; on PostgreSQL --blocks-only, beside pg_dump)
   restore --from FILE [--json]
                 (into an empty DATA_DIR, with the MASTER_KEY the backup was taken with)
+  master-key rotate --new-key-file FILE [--dry-run] [--json]
+                (re-encrypts every block and sealed value under the key in FILE and rewrites
+                 the keyed hashes, while the server runs; run again after a crash, it continues.
+                 With MASTER_KEY: make the new key MASTER_KEY and the old one
+                 MASTER_KEY_PREVIOUS, restart the servers, then rotate. Without it, rotate
+                 installs FILE as DATA_DIR/master.key (the old key goes to master.key.previous);
+                 restart the server and rotate again. --dry-run counts what remains)
   wallet-provider create --dir DIR [--name NAME] [--json]
                 (a development key and self-signed chain for WALLET_PROVIDER_KEY and
                  WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)

@@ -1,11 +1,12 @@
 import { readConfig } from '../config/config.ts';
-import { loadMasterKey } from '../config/master-key.ts';
+import { loadMasterKeyRing } from '../config/master-key.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
 import { runIssuerCommand } from './issuer-command.ts';
+import { runMasterKeyCommand } from './master-key-command.ts';
 import { runStorageCommand, STORAGE_COMMANDS } from './storage-commands.ts';
 import { runVerifierCommand } from './verifier-command.ts';
 import { runWalletProviderCommand } from './wallet-provider-command.ts';
@@ -48,15 +49,22 @@ try {
       dialect: database.dialect,
       accessTokenTtl: config.accessTokenTtl,
       publicUrl: config.publicUrl,
-      cipher: async () => createFieldCipher((await loadMasterKey(config.masterKey, config.dataDir)).key),
+      cipher: async () => createFieldCipher((await loadMasterKeyRing(config)).ring),
     };
     const result =
       argv[0] === 'verifier'
         ? await runVerifierCommand(deps, argv)
         : argv[0] === 'issuer'
           ? await runIssuerCommand(deps, argv)
-          : await runCommand(deps, argv);
+          : argv[0] === 'master-key'
+            ? await runMasterKeyCommand(
+                { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
+                argv,
+              )
+            : await runCommand(deps, argv);
     process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    // A rotation that could not rewrite everything says so in its report and in its exit status.
+    if (argv[0] === 'master-key' && (result.json as { failed: number }).failed > 0) process.exitCode = 1;
   } finally {
     await database.close();
   }

@@ -3,17 +3,17 @@ import path from 'node:path';
 import { takeBackup } from '../backup/backup-service.ts';
 import { restoreBackup } from '../backup/restore-service.ts';
 import type { Config } from '../config/config.ts';
-import { loadMasterKey, MASTER_KEY_FILE } from '../config/master-key.ts';
+import { loadMasterKeyRing, MASTER_KEY_FILE } from '../config/master-key.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { readReferencedCids } from '../db/referenced-blocks.ts';
 import { unreferencedBlockSightings } from '../db/unreferenced-blocks.ts';
 import { CofferError } from '../errors.ts';
+import { masterKeyId } from '../keys/master-key-ring.ts';
 import {
   type BlockBackend,
   type CollectionDeps,
   collectGarbage,
-  createEnvelopeCipher,
   createFsBackend,
   createKuboBackend,
 } from '../storage/index.ts';
@@ -35,10 +35,10 @@ function graceOf(raw: string | boolean | string[] | undefined): number {
 }
 
 /**
- * The block-key id of the configured master key. Never generates one (as the server does on a
+ * The block-key ids of the configured master keys, the current one first. Never generates one (as the server does on a
  * first start in development): a backup or restore under a new key would be useless.
  */
-async function configuredKeyId(config: Config): Promise<string> {
+async function configuredKeyIds(config: Config): Promise<string[]> {
   if (!config.masterKey) {
     try {
       await access(path.join(config.dataDir, MASTER_KEY_FILE));
@@ -49,8 +49,13 @@ async function configuredKeyId(config: Config): Promise<string> {
       );
     }
   }
-  const { key } = await loadMasterKey(config.masterKey, config.dataDir);
-  return createEnvelopeCipher(key).kid;
+  const { ring } = await loadMasterKeyRing(config);
+  return ring.keys.map((key) => masterKeyId(key));
+}
+
+async function keyIdsOf(config: Config): Promise<{ keyId: string; readableKeyIds: string[] }> {
+  const ids = await configuredKeyIds(config);
+  return { keyId: ids[0]!, readableKeyIds: ids };
 }
 
 function backendOf(config: Config): BlockBackend {
@@ -117,7 +122,7 @@ async function backup(config: Config, args: string[]): Promise<CommandResult> {
       ...(fs ? { linkTo: fs.linkTo } : {}),
       sqliteFile: blocksOnly ? undefined : path.join(config.dataDir, 'coffer.sqlite'),
       dataDir: config.dataDir,
-      keyId: await configuredKeyId(config),
+      ...(await keyIdsOf(config)),
       now: () => new Date(),
     },
     out,
@@ -136,7 +141,7 @@ async function restore(config: Config, args: string[]): Promise<CommandResult> {
   const { values, positionals } = parse(args, { from: { type: 'string' } });
   if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
   if (typeof values.from !== 'string' || values.from === '') throw new UsageError('--from FILE is required');
-  const keyId = await configuredKeyId(config);
+  const keyIds = await keyIdsOf(config);
   const report = await restoreBackup(
     {
       dataDir: config.dataDir,
@@ -146,7 +151,7 @@ async function restore(config: Config, args: string[]): Promise<CommandResult> {
         config.storage === 'kubo'
           ? createKuboBackend(config.kuboApiUrl!)
           : createFsBackend(path.join(staging, 'blocks')),
-      keyId,
+      ...keyIds,
     },
     path.resolve(values.from),
   );

@@ -28,6 +28,8 @@ export interface Config {
   kuboApiUrl: string | undefined;
   /** Base64 of 32 bytes, when given in the environment; otherwise it is generated into DATA_DIR (development only). */
   masterKey: string | undefined;
+  /** MASTER_KEY_PREVIOUS: keys accepted for reading only, while a rotation moves data off them. */
+  masterKeyPrevious: string[];
   smtpUrl: string | undefined;
   /** Google's siteverify unless set (tests point it at a stand-in). */
   recaptchaVerifyUrl: string | undefined;
@@ -142,6 +144,21 @@ function readMasterKey(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+function readPreviousMasterKeys(env: NodeJS.ProcessEnv): string[] {
+  const raw = env['MASTER_KEY_PREVIOUS'];
+  if (raw === undefined || raw.trim() === '') return [];
+  const keys = raw.split(',').map((key) => key.trim());
+  for (const key of keys) {
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(key) || Buffer.from(key, 'base64').length !== 32) {
+      throw new ConfigError(
+        'MASTER_KEY_PREVIOUS',
+        'must be keys of 32 bytes in base64, separated by commas (the keys a rotation moves data off)',
+      );
+    }
+  }
+  return keys;
+}
+
 /**
  * Reads and validates the configuration from the environment. Pure: no file is touched here,
  * so it can be tested with a plain object.
@@ -165,6 +182,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (storage === 'kubo' && !kuboApiUrl)
     throw new ConfigError('KUBO_API_URL', 'is required when STORAGE=kubo');
   const masterKey = readMasterKey(env);
+  const masterKeyPrevious = readPreviousMasterKeys(env);
   const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   const recaptchaVerifyUrl = readUrl(env, 'RECAPTCHA_VERIFY_URL', ['https:', 'http:']);
   const accessTokenTtl = readInteger(env, 'ACCESS_TOKEN_TTL', 3600, 60, 86400);
@@ -238,6 +256,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     storage,
     kuboApiUrl,
     masterKey,
+    masterKeyPrevious,
     smtpUrl,
     recaptchaVerifyUrl,
     accessTokenTtl,

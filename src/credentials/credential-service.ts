@@ -44,8 +44,10 @@ import { type RecordHistory, typesOf } from './history-events.ts';
 export interface CredentialDeps {
   db: Kysely<Database>;
   store: EncryptedStore;
-  /** Key of the content hash (derived from the master key). */
+  /** Key of the content hash (derived from the current master key). */
   contentKey: Uint8Array;
+  /** The same key derived from the previous master keys, while a rotation rewrites the hashes. */
+  previousContentKeys?: readonly Uint8Array[];
   /** bbs-2023 verification and derivation, in this thread or in worker threads. */
   operations: Bbs2023Operations;
   /** insertCredential, with group commit on SQLite (credential-repository.ts). */
@@ -91,6 +93,16 @@ export function contentHash(deps: Pick<CredentialDeps, 'contentKey'>, vc: unknow
   return createHmac('sha256', contentKeyObject(deps.contentKey))
     .update(dagCbor.encode(vc))
     .digest('base64url');
+}
+
+/** Whether `stored` is the hash of the content under the current or a previous content key. */
+export function sameContent(
+  deps: Pick<CredentialDeps, 'contentKey' | 'previousContentKeys'>,
+  vc: unknown,
+  stored: string,
+): boolean {
+  if (stored === contentHash(deps, vc)) return true;
+  return (deps.previousContentKeys ?? []).some((contentKey) => stored === contentHash({ contentKey }, vc));
 }
 
 /** The content key as a KeyObject, made once: createHmac imports raw key bytes at every call (~7 µs). */
@@ -219,7 +231,7 @@ export async function storeCredential(
       | string,
   });
   const same = (row: CredentialRow) => {
-    if (row.content_hash !== hash) {
+    if (row.content_hash !== hash && !sameContent(deps, parsed.stored, row.content_hash)) {
       throw conflict(`Another credential with id ${credentialId} is already stored for this subject.`);
     }
     return { created: false, data: answer(row.cid) };

@@ -62,7 +62,7 @@ export const gone = () =>
 /** The identity a person proved: a wallet address or (as its blind index) an e-mail address. */
 export type ProvenIdentity =
   | { wallet: string; emailIndex?: undefined }
-  | { emailIndex: string; wallet?: undefined };
+  | { emailIndex: string; wallet?: undefined; emailIndexes?: readonly string[] };
 
 /** What a new interaction starts with: who asks, what for, and who may already be known. */
 export interface NewInteraction {
@@ -254,7 +254,12 @@ export function identityOfProof(deps: InteractionDeps, proof: LoginProof): Prove
   // A credential log-in proves the e-mail address its verified claim names.
   return proof.method === 'wallet'
     ? { wallet: proof.address.toLowerCase() }
-    : { emailIndex: deps.users.emailIndex(proof.email) };
+    : emailIdentity(deps.users.emailIndexes(proof.email));
+}
+
+/** The proven e-mail's index under the current key, and under each key of the ring for lookups. */
+function emailIdentity(indexes: string[]): ProvenIdentity {
+  return { emailIndex: indexes[0]!, emailIndexes: indexes };
 }
 
 /**
@@ -288,7 +293,8 @@ export async function continueWithIdentity(
   const [account] = await findAccountsOfIdentity(deps.db, identity);
   await updateInteraction(deps.db, row.id, {
     identity_wallet: identity.wallet ?? null,
-    identity_email_index: identity.emailIndex ?? null,
+    // The accounts' own index: until a master-key rotation reaches them it is the previous key's.
+    identity_email_index: identity.emailIndex ? (account?.email_index ?? identity.emailIndex) : null,
     user_id: account?.user_id ?? null,
     login_type: proof.method,
     auth_time: authTime,

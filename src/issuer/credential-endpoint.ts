@@ -37,7 +37,7 @@ const alreadyIssued = () =>
 /** How long a wallet should wait before asking the Deferred Credential Endpoint again. */
 export const DEFERRED_INTERVAL = 5;
 const DEFAULT_VALIDITY = 365 * 24 * 3600;
-const deferredContext = (offerId: string) => `issuer-offers/${offerId}/deferred`;
+export const deferredContext = (offerId: string) => `issuer-offers/${offerId}/deferred`;
 
 const requestError = (
   code:

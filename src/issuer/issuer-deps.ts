@@ -25,7 +25,7 @@ export interface IssuerDeps {
   /** WALLET_PROVIDER_TRUST_ANCHORS: the providers whose Wallet and key attestations count. */
   walletProviderTrustAnchors: X509Certificate[];
   /** HMAC keys derived from the master key: pre-authorized codes, c_nonces. */
-  secrets: { preAuthorizedCode: KeyObject; cNonce: KeyObject };
+  secrets: { preAuthorizedCode: KeyObject; cNonce: KeyObject; previousPreAuthorizedCodes?: KeyObject[] };
   /** Opened issuer keys, cached per client (issuer-service.ts). */
   issuerKeys: (clientId: number) => Promise<IssuerKeys | undefined>;
   config: { publicUrl: string; allowPrivateTargets: boolean };

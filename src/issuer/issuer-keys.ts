@@ -14,8 +14,8 @@ import { deriveRequestEncryptionKey, type RequestEncryptionKey } from './message
 /** The credential issuer identifier of a client (DESIGN.md): a path under PUBLIC_URL. */
 export const issuerIdOf = (publicUrl: string, clientId: number) => `${publicUrl}/issuers/${clientId}`;
 
-const es256Context = (clientId: number) => `issuers/${clientId}/es256`;
-const bbsContext = (clientId: number) => `issuers/${clientId}/bbs`;
+export const es256Context = (clientId: number) => `issuers/${clientId}/es256`;
+export const bbsContext = (clientId: number) => `issuers/${clientId}/bbs`;
 
 export const sealIssuerKeys = {
   es256: (cipher: FieldCipher, clientId: number, privateJwk: JsonWebKey) =>

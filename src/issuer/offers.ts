@@ -182,13 +182,27 @@ export async function offerByReference(deps: IssuerDeps, clientId: number, offer
   return offer.grant_type === 'pre-authorized_code'
     ? credentialOfferOf(issuerId, configurationIds, {
         kind: 'pre-authorized_code',
-        preAuthorizedCode: preAuthorizedCodeOf(deps.secrets.preAuthorizedCode, offer.id),
+        preAuthorizedCode: offerCode(deps, offer.id, offer.pre_authorized_code_hash),
         txCode: offer.tx_code_spec ? JSON.parse(offer.tx_code_spec) : undefined,
       })
     : credentialOfferOf(issuerId, configurationIds, {
         kind: 'authorization_code',
         issuerState: offer.issuer_state!,
       });
+}
+
+/**
+ * The offer's pre-authorized code, derived again: under the master key that made it, which after
+ * a master-key rotation is a previous key of the ring until the offer expires.
+ */
+function offerCode(deps: IssuerDeps, offerId: string, codeHash: string | null): string {
+  const code = preAuthorizedCodeOf(deps.secrets.preAuthorizedCode, offerId);
+  if (sha256(code) === codeHash) return code;
+  for (const key of deps.secrets.previousPreAuthorizedCodes ?? []) {
+    const previous = preAuthorizedCodeOf(key, offerId);
+    if (sha256(previous) === codeHash) return previous;
+  }
+  return code;
 }
 
 /** `GET /v1/issuer/offers/{id}`: where the offer stands, what it issued, what happened. */

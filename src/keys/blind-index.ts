@@ -1,5 +1,6 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import { deriveKey } from './derive-key.ts';
+import type { MasterKeyRing } from './master-key-ring.ts';
 
 /**
  * A blind index: a keyed hash (HMAC-SHA-256, base64url) that lets the database find a row by a
@@ -18,4 +19,13 @@ export function createBlindIndex(masterKey: Uint8Array, purpose: string): BlindI
 export function createEmailIndex(masterKey: Uint8Array): BlindIndex {
   const index = createBlindIndex(masterKey, 'email/v1');
   return (email) => index(email.trim().toLowerCase());
+}
+
+/**
+ * The e-mail's index under every key of the ring, the current one first: lookups match rows
+ * written under a previous master key until `coffer master-key rotate` has rewritten them.
+ */
+export function createEmailIndexes(ring: MasterKeyRing): (email: string) => string[] {
+  const indexes = ring.keys.map(createEmailIndex);
+  return (email) => indexes.map((index) => index(email));
 }

@@ -27,7 +27,7 @@ export interface PublishedKey {
   publicJwk: JWK;
 }
 
-const sealContext = (kid: string) => `signing_keys/${kid}`;
+export const sealContext = (kid: string) => `signing_keys/${kid}`;
 
 /** Adds a new signing key and schedules the current ones to leave the JWKS after `retireAfterSeconds`. */
 export async function rotateSigningKey(

@@ -54,7 +54,7 @@ type DeferredRow = Pick<
   | 'state_sealed'
 > & { deferred_pk: number };
 
-const stateContext = (row: Pick<DeferredRow, 'user_id' | 'configuration_id' | 'created_at'>) =>
+export const stateContext = (row: Pick<DeferredRow, 'user_id' | 'configuration_id' | 'created_at'>) =>
   `deferred-issuances/${row.user_id}/${row.configuration_id}/${row.created_at}`;
 
 /** Polls are never closer than a second, whatever interval an issuer asks for. */

@@ -39,7 +39,7 @@ export function oidcClaimsOfCredential(disclosed: Record<string, unknown>, email
 }
 
 /** One context per client and user: the sealed claims move from code to refresh token unchanged. */
-const claimsContext = (clientId: number, userId: number) => `login-claims/${clientId}/${userId}`;
+export const claimsContext = (clientId: number, userId: number) => `login-claims/${clientId}/${userId}`;
 
 export function sealLoginClaims(
   cipher: FieldCipher,

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { MasterKeyRing } from '../keys/master-key-ring.ts';
 import type { BlockBackend } from './backend.ts';
 import { parseCid } from './cid.ts';
 import { createContentStore } from './content-store.ts';
@@ -19,6 +20,10 @@ export interface EncryptedStore {
   removeEncrypted(cid: string): Promise<void>;
   /** Readiness: the backend is reachable (for GET /readyz). */
   check(): Promise<void>;
+  /** The master key id the block was sealed under (read without decrypting), for key rotation. */
+  kidOf(cid: string): Promise<string>;
+  /** The key id new blocks are sealed under. */
+  readonly kid: string;
 }
 
 export interface EncryptedStoreOptions {
@@ -26,7 +31,8 @@ export interface EncryptedStoreOptions {
   /** fs blocks live in `<dataDir>/blocks`. */
   dataDir: string;
   kuboApiUrl?: string;
-  masterKey: Uint8Array;
+  /** The key, or the ring (current and previous keys) from keys/master-key-ring.ts. */
+  masterKey: Uint8Array | MasterKeyRing;
   /** Bytes of decrypted values kept in memory (BLOCK_CACHE_MB); 0 or absent keeps none. */
   cacheBytes?: number;
 }
@@ -71,5 +77,12 @@ export function createEncryptedStore(options: EncryptedStoreOptions): EncryptedS
     check() {
       return store.check();
     },
+
+    async kidOf(cid) {
+      const envelope = (await store.get(parseCid(cid))) as Partial<Envelope> | null;
+      return typeof envelope?.kid === 'string' ? envelope.kid : '';
+    },
+
+    kid: cipher.kid,
   };
 }

@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import * as dagCbor from '@ipld/dag-cbor';
 import { deriveKey } from '../keys/derive-key.ts';
+import { asKeyRing, type MasterKeyRing, masterKeyId } from '../keys/master-key-ring.ts';
 import { StorageError } from './errors.ts';
 
 /** Whose data a block holds and what it is; bound into the ciphertext as associated data. */
@@ -70,15 +71,20 @@ export function envelopeKeyId(bytes: Uint8Array): string | undefined {
 }
 
 /**
- * AES-256-GCM envelopes under a key derived from the master key. The key id is a hash of that key,
- * so a block written under another MASTER_KEY is reported as such instead of as a generic failure.
+ * AES-256-GCM envelopes under a key derived from the master key. The key id names the master key
+ * (keys/master-key-ring.ts), so a block is opened with the key of the ring that wrote it, and one
+ * written under a key the ring does not hold is reported as such instead of as a generic failure.
+ * New envelopes are always sealed under the ring's current key.
  */
-export function createEnvelopeCipher(masterKey: Uint8Array): EnvelopeCipher {
-  if (masterKey.length !== 32) throw new TypeError('the master key must be 32 bytes');
-  const keyBytes = deriveKey(masterKey, 'block-encryption/v1');
-  const kid = `mk1-${createHash('sha256').update('coffer/block-key-id').update(keyBytes).digest('hex').slice(0, 16)}`;
-  // A KeyObject: given raw bytes, every createCipheriv imports the key anew (about 10 µs).
-  const key = createSecretKey(keyBytes);
+export function createEnvelopeCipher(masterKey: Uint8Array | MasterKeyRing): EnvelopeCipher {
+  const ring = asKeyRing(masterKey);
+  // KeyObjects: given raw bytes, every createCipheriv imports the key anew (about 10 µs).
+  const blockKeys = ring.keys.map((key) => ({
+    kid: masterKeyId(key),
+    key: createSecretKey(deriveKey(key, 'block-encryption/v1')),
+  }));
+  const { kid, key } = blockKeys[0]!;
+  const keyOf = (wanted: string): KeyObject | undefined => blockKeys.find((k) => k.kid === wanted)?.key;
 
   return {
     kid,
@@ -101,15 +107,18 @@ export function createEnvelopeCipher(masterKey: Uint8Array): EnvelopeCipher {
           'The block is not an encrypted envelope that Coffer can read.',
         );
       }
-      if (envelope.kid !== kid) {
+      const openingKey = keyOf(envelope.kid);
+      if (openingKey === undefined) {
         throw new StorageError(
           'decryption_failed',
-          `The block was encrypted under key ${envelope.kid}, but this service's block key is ${kid}: MASTER_KEY differs from the one that wrote it.`,
+          `The block was encrypted under key ${envelope.kid}, but this service holds ${blockKeys.map((k) => k.kid).join(', ')}: MASTER_KEY differs from the one that wrote it (or that key is missing from MASTER_KEY_PREVIOUS).`,
         );
       }
       let plaintext: Buffer;
       try {
-        const decipher = createDecipheriv('aes-256-gcm', key, envelope.iv, { authTagLength: TAG_LENGTH });
+        const decipher = createDecipheriv('aes-256-gcm', openingKey, envelope.iv, {
+          authTagLength: TAG_LENGTH,
+        });
         decipher.setAAD(associatedData(envelope.kid, context));
         decipher.setAuthTag(envelope.ct.subarray(envelope.ct.length - TAG_LENGTH));
         plaintext = Buffer.concat([decipher.update(envelope.ct.subarray(0, -TAG_LENGTH)), decipher.final()]);

@@ -51,8 +51,9 @@ async function signUp(
 
 /** After a verified one-time code: the user with that e-mail, now marked verified. */
 export async function logInWithEmail(deps: UserDeps, tenantId: number, email: string): Promise<UserIdentity> {
-  const emailIndex = deps.emailIndex(email);
-  const find = () => findUserByEmailIndex(deps.db, tenantId, emailIndex);
+  const emailIndexes = deps.emailIndexes(email);
+  const emailIndex = emailIndexes[0]!;
+  const find = () => findUserByEmailIndex(deps.db, tenantId, emailIndexes);
   const existing = await find();
   if (existing) {
     if (existing.email_verified !== 1) await markEmailVerified(deps.db, existing.user_id);

@@ -67,19 +67,44 @@ const takenEmailOrWallet = prepareQuery(
       ),
 );
 
-/** Which of the e-mail and the wallet a user of the tenant already has, if any. */
+/** While a master-key rotation runs, an e-mail has an index under each key of the ring. */
+function takenUnderAnyKey(
+  db: Kysely<Database>,
+  tenantId: number,
+  emailIndexes: readonly string[],
+  walletAddress: string | undefined,
+) {
+  return db
+    .selectFrom('users')
+    .select(['email_index', 'wallet_address'])
+    .where('tenant_id', '=', tenantId)
+    .where((eb) =>
+      eb.or([
+        eb('email_index', 'in', emailIndexes),
+        ...(walletAddress === undefined ? [] : [eb('wallet_address', '=', walletAddress)]),
+      ]),
+    )
+    .execute();
+}
+
+/**
+ * Which of the e-mail and the wallet a user of the tenant already has, if any. `emailIndexes` is
+ * the e-mail's index under every master key of the ring (keys/blind-index.ts), the current first.
+ */
 export async function findTakenIdentifiers(
   db: Kysely<Database>,
   tenantId: number,
-  emailIndex: string,
+  emailIndexes: readonly string[],
   walletAddress: string | undefined,
 ): Promise<{ email: boolean; wallet: boolean }> {
   const rows =
-    walletAddress === undefined
-      ? await takenEmail(db, { tenantId, emailIndex })
-      : await takenEmailOrWallet(db, { tenantId, emailIndex, walletAddress });
+    emailIndexes.length > 1
+      ? await takenUnderAnyKey(db, tenantId, emailIndexes, walletAddress)
+      : walletAddress === undefined
+        ? await takenEmail(db, { tenantId, emailIndex: emailIndexes[0]! })
+        : await takenEmailOrWallet(db, { tenantId, emailIndex: emailIndexes[0]!, walletAddress });
   return {
-    email: rows.some((row) => row.email_index === emailIndex),
+    email: rows.some((row) => row.email_index !== null && emailIndexes.includes(row.email_index)),
     wallet: walletAddress !== undefined && rows.some((row) => row.wallet_address === walletAddress),
   };
 }
@@ -105,12 +130,17 @@ export async function findUserById(db: Kysely<Database>, userId: number): Promis
   return (await selectUserById(db, { userId }))[0];
 }
 
-export async function findUserByEmailIndex(db: Kysely<Database>, tenantId: number, emailIndex: string) {
+/** The user of the tenant with the e-mail: its index under any key of the ring, current first. */
+export async function findUserByEmailIndex(
+  db: Kysely<Database>,
+  tenantId: number,
+  emailIndexes: readonly string[],
+) {
   return db
     .selectFrom('users')
     .select(IDENTITY)
     .where('tenant_id', '=', tenantId)
-    .where('email_index', '=', emailIndex)
+    .where('email_index', 'in', emailIndexes)
     .executeTakeFirst();
 }
 
@@ -159,16 +189,22 @@ export async function findUsersByWalletInTenantsOf(
  */
 export async function findAccountsOfIdentity(
   db: Kysely<Database>,
-  identity: { wallet?: string | null | undefined; emailIndex?: string | null | undefined },
-): Promise<UserIdentity[]> {
+  identity: {
+    wallet?: string | null | undefined;
+    emailIndex?: string | null | undefined;
+    /** The e-mail's index under every key of the ring, when the e-mail itself was just proven. */
+    emailIndexes?: readonly string[] | undefined;
+  },
+): Promise<Array<UserIdentity & { email_index: string | null }>> {
   if (!identity.wallet && !identity.emailIndex) return [];
+  const emailIndexes = identity.emailIndexes ?? (identity.emailIndex ? [identity.emailIndex] : []);
   return db
     .selectFrom('users')
-    .select(IDENTITY)
+    .select([...IDENTITY, 'email_index'])
     .where((eb) =>
       eb.or([
         ...(identity.wallet ? [eb('wallet_address', '=', identity.wallet)] : []),
-        ...(identity.emailIndex ? [eb('email_index', '=', identity.emailIndex)] : []),
+        ...(emailIndexes.length > 0 ? [eb('email_index', 'in', emailIndexes)] : []),
       ]),
     )
     .orderBy('user_id')

@@ -16,7 +16,10 @@ export interface UserDeps {
   db: Kysely<Database>;
   store: EncryptedStore;
   cipher: FieldCipher;
+  /** The e-mail's index under the current master key: what new rows hold. */
   emailIndex: BlindIndex;
+  /** Its index under every key of the ring, current first: what lookups match (keys/blind-index.ts). */
+  emailIndexes: (email: string) => string[];
   /** createUserInserter(db, dialect): group commit of user rows on SQLite. */
   insertUser: UserInserter;
 }
@@ -68,10 +71,11 @@ export async function createUser(
 ): Promise<{ user_id: number }> {
   const tenantId = await tenantOfCaller(deps, caller, scope);
   const { profile, wallet } = normalizeCreateUserBody(body);
-  const emailIndex = deps.emailIndex(profile.email_address);
+  const emailIndexes = deps.emailIndexes(profile.email_address);
+  const emailIndex = emailIndexes[0]!;
 
   // Spares writing a block that no row would reference; the unique indexes still decide races.
-  const taken = await findTakenIdentifiers(deps.db, tenantId, emailIndex, wallet?.address);
+  const taken = await findTakenIdentifiers(deps.db, tenantId, emailIndexes, wallet?.address);
   if (taken.email || taken.wallet) throw duplicate(taken);
 
   const holder = generateHolderKey();

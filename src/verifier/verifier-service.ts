@@ -25,8 +25,8 @@ const OPEN: VerifierRequestStatus[] = ['created', 'retrieved'];
 
 const gone = () => notFound('The presentation request');
 const refused = (sentence: string) => new CofferError('invalid_request', sentence);
-const resultContext = (id: string) => `verifier-requests/${id}/result`;
-const claimsContext = (id: string) => `verifier-requests/${id}/claims`;
+export const resultContext = (id: string) => `verifier-requests/${id}/result`;
+export const claimsContext = (id: string) => `verifier-requests/${id}/claims`;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /** What a request says about itself; an open request past its time is expired from then on. */

@@ -10,7 +10,7 @@ import type { FieldCipher } from '../keys/field-cipher.ts';
  * the associated data), so a row read into another account does not decrypt.
  */
 
-const historyContext = (did: string) => `wallet-history/${did}`;
+export const historyContext = (did: string) => `wallet-history/${did}`;
 
 /** How much history the page shows; older events stay in the database. */
 export const HISTORY_SHOWN = 200;

@@ -170,9 +170,26 @@ test('a backup under another master key than the blocks’ is refused, and write
       },
       out,
     ),
-    /encrypted under key mk1-\w+, but this MASTER_KEY has key id mk1-\w+/,
+    /encrypted under key mk1-\w+, which this configuration does not hold \(its keys: mk1-\w+\)/,
   );
   assert.deepEqual(await readdir(path.dirname(out)), []);
+});
+
+test('mid-rotation, blocks under the old and the new key back up with a ring that holds both', async (t) => {
+  const source = await dataDir(t);
+  await source.addUser(await source.block({ name: 'x' }));
+  const out = path.join(await tempDir(t), 'backup');
+  const deps = {
+    backend: source.backend,
+    linkTo: source.backend.linkTo,
+    sqliteFile: path.join(source.dir, 'coffer.sqlite'),
+    dataDir: source.dir,
+    keyId: createEnvelopeCipher(OTHER_MASTER_KEY).kid,
+    now: () => new Date(),
+  };
+  const report = await takeBackup({ ...deps, readableKeyIds: [deps.keyId, KEY_ID] }, out);
+  assert.equal(report.key_id, deps.keyId, 'the current key');
+  assert.equal(report.blocks, 1);
 });
 
 test('restore refuses damaged, truncated and foreign archives and leaves DATA_DIR empty', async (t) => {
