@@ -3,7 +3,7 @@
 const CORES =
   '(errors\\.ts|lru\\.ts|log-format\\.ts|periodic\\.ts|http|db|config|keys|storage|bbs|mail|formats|status|clients|users|subclients|options|interaction)';
 const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|issuer|accounts|wallet)';
-const TOP = '(app\\.ts|server\\.ts|main\\.ts|cli/|backup/)';
+const TOP = '(app\\.ts|server\\.ts|main\\.ts|cli/|backup/|master-key/)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

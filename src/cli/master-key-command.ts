@@ -12,9 +12,9 @@ import {
 import type { Database } from '../db/schema.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { fixedKeyRing, masterKeyId } from '../keys/master-key-ring.ts';
+import { type RotationReport, rotateMasterKey } from '../master-key/rotation.ts';
 import { createEncryptedStore } from '../storage/index.ts';
 import { type CommandResult, parse, UsageError } from './commands.ts';
-import { type RotationReport, rotateMasterKey } from './master-key-rotation.ts';
 
 export interface MasterKeyDeps {
   db: Kysely<Database>;

@@ -23,3 +23,12 @@ export async function readReferencedCids(db: Kysely<Database>): Promise<Set<stri
   const { rows } = await sql<{ cid: string }>`${sql.raw(REFERENCED_BLOCKS_SQL)}`.execute(db);
   return new Set(rows.map((row) => row.cid));
 }
+
+/** Whether any row names this block (a block is removed only when none does). */
+export async function isBlockReferenced(db: Kysely<Database>, cid: string): Promise<boolean> {
+  const checks = BLOCK_COLUMNS.map(
+    ([table, column]) => sql`select 1 as one from ${sql.table(table)} where ${sql.ref(column)} = ${cid}`,
+  );
+  const { rows } = await sql<{ one: number }>`${sql.join(checks, sql` union all `)}`.execute(db);
+  return rows.length > 0;
+}
