@@ -21,6 +21,8 @@ import { type BenchDatabase, startBenchServer } from './server.ts';
  * micro-benchmark (bench/bbs.ts) and `--only=bbs-2023` the credential-level one
  * (bench/bbs-2023.ts): in process, no server, each its own table, the last two beside the stock
  * Digital Bazaar stack. BBS_BACKEND=wasm|native picks the curve backend of every benchmark.
+ * `--only=data-ops` times erasure, backup, storage collection and master-key rotation over
+ * BENCH_DATA_USERS accounts (2,000; bench/data-operations.ts).
  */
 const SCENARIOS: Record<string, Scenario> = {
   subclients: subClientList,
@@ -58,6 +60,7 @@ const IN_PROCESS = [
   'oid4vci',
   'refresh-dpop',
   'issuer',
+  'data-ops',
 ];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
@@ -122,6 +125,12 @@ if (names.includes('oid4vci')) {
     });
     console.log(`${result.table}\nserver peak RSS: ${result.peakRssMiB.toFixed(0)} MiB\n`);
   }
+}
+
+if (names.includes('data-ops')) {
+  const { runDataOperationsBenchmark } = await import('./data-operations.ts');
+  const users = Number(process.env['BENCH_DATA_USERS'] ?? 2000);
+  for (const database of databases) console.log(`${await runDataOperationsBenchmark({ database, users })}\n`);
 }
 
 if (names.includes('issuer')) {
