@@ -89,7 +89,11 @@ export async function runDataOperationsBenchmark(options: {
     const ring = { MASTER_KEY: newKey, MASTER_KEY_PREVIOUS: server.env['MASTER_KEY']! };
     const dry = await cli(ring, 'master-key', 'rotate', '--new-key-file', keyFile, '--dry-run');
     const rotation = await cli(ring, 'master-key', 'rotate', '--new-key-file', keyFile);
-    const rotated = rotation.json as { blocks: { reencrypted: number }; fields: { reencrypted: number } };
+    const rotated = rotation.json as {
+      blocks: { reencrypted: number };
+      fields: { reencrypted: number };
+      hashes: { rewritten: number };
+    };
 
     const rows = [
       ['step', 'count', 'wall', 'rate or detail'],
@@ -112,7 +116,7 @@ export async function runDataOperationsBenchmark(options: {
         'coffer master-key rotate',
         String(rotated.blocks.reencrypted + rotated.fields.reencrypted),
         ms(rotation.ms),
-        `${rotated.blocks.reencrypted} blocks, ${rotated.fields.reencrypted} sealed values, remaining ${rotation.json['remaining']}`,
+        `${rotated.blocks.reencrypted} blocks, ${rotated.fields.reencrypted} sealed values, ${rotated.hashes.rewritten} hashes; remaining ${rotation.json['remaining']}`,
       ],
     ];
     const width = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
