@@ -4,12 +4,13 @@ import {
   type WalletCredentialRow,
 } from '../credentials/held-credential-repository.ts';
 import type { Database } from '../db/schema.ts';
+import { emailSendBucket } from '../interaction/login-methods.ts';
 
-/** An account as erasure and export read it: who it is, which tenant, where its profile is. */
+/** The account of that id in the tenant, if any (erasure through the API). */
 export async function findAccountInTenant(db: Kysely<Database>, userId: number, tenantId: number) {
   return db
     .selectFrom('users')
-    .select(['user_id', 'tenant_id', 'did'])
+    .select('user_id')
     .where('user_id', '=', userId)
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
@@ -28,13 +29,8 @@ async function blocksOf(trx: Transaction<Database>, userId: number, profileCid: 
     .select(['cid', 'prepared_cid'])
     .where('user_id', '=', userId)
     .execute();
-  const copies = await trx
-    .selectFrom('credential_copies')
-    .innerJoin('credentials', 'credentials.credential_pk', 'credential_copies.credential_pk')
-    .select('credential_copies.cid')
-    .where('credentials.user_id', '=', userId)
-    .execute();
-  const cids = [profileCid, ...copies.map((copy) => copy.cid)];
+  const copies = await findCopyBlocks(trx, [userId]);
+  const cids = [profileCid, ...[...copies.values()].flat()];
   for (const row of credentials) cids.push(row.cid, ...(row.prepared_cid === null ? [] : [row.prepared_cid]));
   return [...new Set(cids)];
 }
@@ -78,9 +74,9 @@ export async function deleteAccountRows(
         .executeTakeFirst();
       if (shared) continue;
       await trx.deleteFrom('interactions').where(column, '=', value).execute();
-      // The e-mail's send limit (interaction/login-methods.ts) names its blind index for an hour.
+      // The e-mail's send limit names its blind index for an hour.
       if (column === 'identity_email_index')
-        await trx.deleteFrom('rate_limits').where('bucket', '=', `login:email-to:${value}`).execute();
+        await trx.deleteFrom('rate_limits').where('bucket', '=', emailSendBucket(value)).execute();
     }
     return { blocks, notify };
   });

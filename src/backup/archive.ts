@@ -1,8 +1,8 @@
 import { createHash, type Hash, randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
 import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { CofferError } from '../errors.ts';
+import { fsyncDir } from '../storage/index.ts';
 
 /**
  * Coffer's backup archive, one file (docs/operations.md, "Backups and restore drill"):
@@ -25,15 +25,6 @@ export const MAX_BLOCK_BYTES = 64 * 1024 * 1024;
 
 export function archiveError(message: string): CofferError {
   return new CofferError('invalid_request', message);
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 export interface ArchiveWriter {

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { CofferError } from '../errors.ts';
-import { type BlockBackend, parseCid, verifyBlock } from '../storage/index.ts';
+import { type BlockBackend, fsyncDir, parseCid, verifyBlock } from '../storage/index.ts';
 import { ARCHIVE_VERSION, archiveError, MAX_BLOCK_BYTES, openArchive } from './archive.ts';
 import type { BackupManifest } from './backup-service.ts';
 
@@ -34,15 +33,6 @@ export interface RestoreReport {
   created_at: string;
   /** Referenced blocks the backup could not take (absent or damaged in the store then). */
   missing: string[];
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 async function checkEmpty(dataDir: string): Promise<void> {

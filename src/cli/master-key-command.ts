@@ -13,7 +13,7 @@ import type { Database } from '../db/schema.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { fixedKeyRing, masterKeyId } from '../keys/master-key-ring.ts';
 import { type RotationReport, rotateMasterKey } from '../master-key/rotation.ts';
-import { createEncryptedStore } from '../storage/index.ts';
+import { createEncryptedStore, fsyncDir } from '../storage/index.ts';
 import { type CommandResult, parse, UsageError } from './commands.ts';
 
 export interface MasterKeyDeps {
@@ -63,12 +63,7 @@ async function writeKeyFileAtomically(file: string, keys: Uint8Array[]) {
     await rm(temporary, { force: true });
     throw error;
   }
-  const directory = await open(path.dirname(file), 'r');
-  try {
-    await directory.sync();
-  } finally {
-    await directory.close();
-  }
+  await fsyncDir(path.dirname(file));
 }
 
 const same = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;

@@ -43,6 +43,9 @@ async function loginInteraction(
   return { row, kind };
 }
 
+/** The rate-limit bucket of codes sent to one e-mail address; it names the address's blind index. */
+export const emailSendBucket = (emailIndex: string) => `login:email-to:${emailIndex}`;
+
 export async function logInWithSiwe(
   deps: InteractionDeps,
   id: string,
@@ -85,7 +88,7 @@ export async function sendEmailCode(
     });
   }
   await deps.limiter.hit(`login:email-send:${id}`, MAX_CODES_SENT, 1800);
-  await deps.limiter.hit(`login:email-to:${deps.users.emailIndex(email)}`, 10, 3600);
+  await deps.limiter.hit(emailSendBucket(deps.users.emailIndex(email)), 10, 3600);
   if (row.otp_attempts >= 5) throw locked();
 
   const client = row.client_id === null ? undefined : await findClient(deps.db, row.client_id);

@@ -123,7 +123,7 @@ ${code}
   return page({ title: input.title, cspNonce: input.cspNonce, body });
 }
 
-/** The page after a sign-out (RP-Initiated Logout, the wallet page, an interaction). */
+/** The page after a person erased the account their session belonged to (the wallet page). */
 export function renderAccountDeletedPage(input: { cspNonce: string; host: string }): string {
   const body = `<main>
 <h1>Your account was deleted</h1>
@@ -133,6 +133,7 @@ export function renderAccountDeletedPage(input: { cspNonce: string; host: string
   return page({ title: 'Account deleted', cspNonce: input.cspNonce, body });
 }
 
+/** The page after a sign-out (RP-Initiated Logout, the wallet page, an interaction). */
 export function renderSignedOutPage(input: { cspNonce: string; host: string }): string {
   const body = `<main>
 <h1>You are signed out</h1>

@@ -34,7 +34,7 @@ const statFile = promisify(fs.stat);
 const readFileCallback = promisify(fs.readFile);
 
 /** A directory's entries (new files, renames) are only durable once the directory itself is fsynced. */
-async function fsyncDir(dir: string): Promise<void> {
+export async function fsyncDir(dir: string): Promise<void> {
   const fd = await openFile(dir, 'r');
   try {
     await fsyncFile(fd);

@@ -16,7 +16,7 @@ export {
   envelopeKeyId,
 } from './envelope.ts';
 export { StorageError, type StorageErrorCode } from './errors.ts';
-export { createFsBackend, type FsBlockBackend, type TemporaryFile } from './fs-backend.ts';
+export { createFsBackend, type FsBlockBackend, fsyncDir, type TemporaryFile } from './fs-backend.ts';
 export {
   type CollectionDeps,
   type CollectionOptions,

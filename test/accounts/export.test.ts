@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { verify, X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { hashSecret } from '../../src/keys/secrets.ts';
 import { logInUser } from '../credentials/helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { sha256 } from '../helpers/issuers/sd-jwt-issuer.ts';
 import {
   decideIssuance,
   type HostedWallet,
@@ -98,6 +101,23 @@ for (const kind of DATABASE_KINDS) {
         'the listed credential is the exported one',
       );
       assert.ok(credential.credential.split('~').length > 2, 'with its disclosures');
+      // Someone else's library reads the export: @sd-jwt/sd-jwt-vc checks the issuer's signature.
+      const issuerKey = new X509Certificate(Buffer.from(world.issuer.identity.signer.der, 'base64'))
+        .publicKey;
+      const reader = new SDJwtVcInstance({
+        hasher: async (data) => sha256(data),
+        hashAlg: 'sha-256',
+        verifier: async (data, signature) =>
+          verify(
+            'sha256',
+            Buffer.from(data),
+            { key: issuerKey, dsaEncoding: 'ieee-p1363' },
+            Buffer.from(signature, 'base64url'),
+          ),
+      });
+      await reader.verify(credential.credential);
+      const claims = (await reader.getClaims(credential.credential)) as Record<string, unknown>;
+      assert.equal(claims['given_name'], 'Ada');
       assert.deepEqual(
         holder.history.map((e: Json) => [e.kind, e.credential.id]),
         [['arrival', credential.id]],
