@@ -183,9 +183,27 @@ const markRedeemed = prepareQuery((db, param: Param<{ id: string; at: string }>)
     .returning('id'),
 );
 
-/** An offered offer becomes redeemed, once; false when another request redeemed it first. */
-export const markOfferRedeemed = async (db: Kysely<Database>, id: string, at: string) =>
-  (await markRedeemed(db, { id, at })).length === 1;
+const markRedeemedWithTxCode = prepareQuery((db, param: Param<{ id: string; at: string }>) =>
+  db
+    .updateTable('issuer_offers')
+    .set((eb) => ({
+      status: 'redeemed',
+      redeemed_at: param('at'),
+      // The right code's reserved try was no failure.
+      tx_code_failures: eb('tx_code_failures', '-', 1),
+    }))
+    .where('id', '=', param('id'))
+    .where('status', '=', 'offered')
+    .where('tx_code_failures', '>', 0)
+    .returning('id'),
+);
+
+/**
+ * An offered offer becomes redeemed, once; false when another request redeemed it first. With
+ * `reservedTry`, the caller holds a transaction-code try (reserveTxCodeTry), which is given back.
+ */
+export const markOfferRedeemed = async (db: Kysely<Database>, id: string, at: string, reservedTry = false) =>
+  (await (reservedTry ? markRedeemedWithTxCode : markRedeemed)(db, { id, at })).length === 1;
 
 const touchOffer = prepareQuery((db, param: Param<{ id: string }>) =>
   db
@@ -266,14 +284,25 @@ export async function updateOffer(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** A wrong transaction code counts, atomically, while fewer than `limit` were wrong. */
-export async function countTxCodeFailure(db: Kysely<Database>, id: string, limit: number): Promise<void> {
-  await db
+const reserveTry = prepareQuery((db, param: Param<{ id: string; limit: number }>) =>
+  db
     .updateTable('issuer_offers')
     .set((eb) => ({ tx_code_failures: eb('tx_code_failures', '+', 1) }))
-    .where('id', '=', id)
-    .where('tx_code_failures', '<', limit)
-    .execute();
+    .where('id', '=', param('id'))
+    .where('status', '=', 'offered')
+    .where('tx_code_failures', '<', param('limit'))
+    .returning('tx_code_failures'),
+);
+
+/**
+ * Reserves one transaction-code try before the code is compared: the count is checked and
+ * raised in one statement, so however many requests race, at most `limit` codes are ever
+ * compared for an offer. Answers the tries used, this one included, or null when none is left
+ * (or the offer is no longer offered).
+ */
+export async function reserveTxCodeTry(db: Kysely<Database>, id: string, limit: number) {
+  const rows = await reserveTry(db, { id, limit });
+  return rows[0] ? Number(rows[0].tx_code_failures) : null;
 }
 
 const insertOfferEvent = prepareQuery((db, param: Param<Insertable<IssuerOfferEventsTable>>) =>

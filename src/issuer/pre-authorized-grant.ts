@@ -4,7 +4,7 @@ import { signIssuanceToken } from './issuance-tokens.ts';
 import { prepareOfferEvent, queueOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
-import { countTxCodeFailure, findOfferByCodeHash, markOfferRedeemed } from './issuer-repository.ts';
+import { findOffer, findOfferByCodeHash, markOfferRedeemed, reserveTxCodeTry } from './issuer-repository.ts';
 import { PRE_AUTHORIZED_GRANT, sha256, txCodeHash } from './offer-document.ts';
 import { checkWalletAttestation } from './wallet-attestation-check.ts';
 
@@ -15,8 +15,9 @@ const invalidGrant = (why: string) => new CofferError('invalid_grant', why);
 
 /**
  * The Pre-Authorized Code grant (§6.1) at Coffer's token endpoint. The transaction code is
- * checked before the code is spent, so a wrong one costs a try, never the offer; after five
- * wrong ones the code is dead. The offer is then spent atomically: one token per offer.
+ * checked before the code is spent, so a wrong one costs a try, never the offer; each try is
+ * reserved before its code is compared, so at most five codes are ever compared, however many
+ * requests race. The offer is then spent atomically: one token per offer.
  */
 export function preAuthorizedGrant(deps: IssuerDeps): GrantExtension {
   return {
@@ -61,6 +62,9 @@ export async function redeemPreAuthorizedCode(
     await checkWalletAttestation(deps, request, issuerId);
   }
 
+  // Everything a request can get wrong besides the code is checked before a try is spent.
+  const configurationIds = JSON.parse(offer.configuration_ids) as string[];
+  const details = requestedDetails(body['authorization_details'], configurationIds, issuerId);
   const txCode = body['tx_code'];
   if (offer.tx_code_hash === null) {
     if (txCode !== undefined)
@@ -69,29 +73,29 @@ export async function redeemPreAuthorizedCode(
     if (typeof txCode !== 'string' || txCode.length === 0) {
       throw new CofferError('invalid_request', 'This offer needs its transaction code (tx_code).');
     }
-    if (offer.tx_code_failures >= MAX_TX_CODE_TRIES) {
+    const used = await reserveTxCodeTry(deps.db, offer.id, MAX_TX_CODE_TRIES);
+    if (used === null) {
+      const now = await findOffer(deps.db, offer.id);
+      if (now?.status !== 'offered') throw invalidGrant('The pre-authorized code has been used.');
       throw invalidGrant('Too many wrong transaction codes: this offer cannot be redeemed any more.');
     }
     if (txCode.length > 64 || txCodeHash(offer.id, txCode) !== offer.tx_code_hash) {
-      await countTxCodeFailure(deps.db, offer.id, MAX_TX_CODE_TRIES);
-      const locked = offer.tx_code_failures + 1 >= MAX_TX_CODE_TRIES;
+      const left = MAX_TX_CODE_TRIES - used;
       await queueOfferEvent(deps, {
         offerId: offer.id,
         clientId: offer.client_id,
         callbackUrl: offer.callback_url,
-        event: locked ? 'tx_code_locked' : 'tx_code_failed',
+        event: left === 0 ? 'tx_code_locked' : 'tx_code_failed',
         status: 'offered',
       });
       throw invalidGrant(
-        locked
+        left === 0
           ? 'The transaction code is wrong; that was the last try.'
-          : `The transaction code is wrong; ${MAX_TX_CODE_TRIES - offer.tx_code_failures - 1} tries are left.`,
+          : `The transaction code is wrong; ${left} ${left === 1 ? 'try is' : 'tries are'} left.`,
       );
     }
   }
 
-  const configurationIds = JSON.parse(offer.configuration_ids) as string[];
-  const details = requestedDetails(body['authorization_details'], configurationIds, issuerId);
   const redeemed = await prepareOfferEvent(deps, {
     offerId: offer.id,
     clientId: offer.client_id,
@@ -102,7 +106,7 @@ export async function redeemPreAuthorizedCode(
   // Spending the code is a single-use mark, committed like the OP's code consumption: a power
   // cut may undo the last ones, and the offer still issues each configuration once (durable).
   const spent = await deps.writes.relaxed(async (tx) => {
-    const changed = await markOfferRedeemed(tx, offer.id, nowIso);
+    const changed = await markOfferRedeemed(tx, offer.id, nowIso, offer.tx_code_hash !== null);
     if (changed) await redeemed(tx);
     return changed;
   });

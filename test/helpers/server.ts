@@ -91,25 +91,7 @@ export async function startTestServer(
     masterKey,
     env,
     bodies,
-    async request(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      let body: string | undefined;
-      if (typeof options.body === 'string') body = options.body;
-      else if (options.body !== undefined) {
-        body = JSON.stringify(options.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const response = await fetch(url + path, { method, headers, body });
-      const text = await response.text();
-      bodies.push(text);
-      let parsed: unknown;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, headers: response.headers, text, body: parsed };
-    },
+    request: (method, path, options) => requestAt(url, bodies, method, path, options),
     async createMaster(name = 'Master') {
       const created = await createClient(database.db, { name, master: true });
       return { clientId: created.client_id, token: created.api_token };
@@ -120,6 +102,62 @@ export async function startTestServer(
       await testDatabase.drop();
     },
   };
+}
+
+/** A second instance of a test server: its own process state over the same database, blocks and key. */
+export interface SecondInstance {
+  app: FastifyInstance;
+  url: string;
+  request: TestServer['request'];
+  close(): Promise<void>;
+}
+
+export async function startSecondInstance(server: TestServer): Promise<SecondInstance> {
+  const port = await freePort();
+  const config = readConfig({ ...server.env, PORT: String(port) });
+  const database = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: server.testDatabase.dataDir,
+    schema: server.testDatabase.schema,
+  });
+  const app = await buildApp({ config, database, masterKey: server.masterKey });
+  await app.listen({ host: '127.0.0.1', port });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    app,
+    url,
+    request: (method, path, options) => requestAt(url, server.bodies, method, path, options),
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+async function requestAt(
+  url: string,
+  bodies: string[],
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined;
+  if (typeof options.body === 'string') body = options.body;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(url + path, { method, headers, body });
+  const text = await response.text();
+  bodies.push(text);
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
 }
 
 /** A stack trace, an SQL statement or a source path in a body would leak internals. */
