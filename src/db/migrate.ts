@@ -16,6 +16,7 @@ import * as verifier from './migrations/0012-verifier.ts';
 import * as issuer from './migrations/0013-issuer.ts';
 import * as nonceExpiry from './migrations/0014-nonce-expiry.ts';
 import * as unreferencedBlocks from './migrations/0015-unreferenced-blocks.ts';
+import * as edges from './migrations/0016-edges.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -35,6 +36,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0013-issuer': { up: issuer.up(dialect) },
     '0014-nonce-expiry': { up: nonceExpiry.up() },
     '0015-unreferenced-blocks': { up: unreferencedBlocks.up() },
+    '0016-edges': { up: edges.up() },
   };
 }
 

@@ -348,6 +348,8 @@ export interface IssuerConfigurationsTable {
   configuration_id: string;
   /** The configuration as the API took it (JSON). */
   configuration: string;
+  /** Its scope, unique across the deployment (null: none). */
+  scope: string | null;
   updated_at: string;
 }
 

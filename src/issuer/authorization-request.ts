@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { AuthorizationExtension } from '../oidc/authorization-extensions.ts';
-import { SUPPORTED_SCOPES } from '../oidc/authorize-request.ts';
+import { OPENID_SCOPES } from '../oidc/authorize-request.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
 import { configurationsWithScope, findConfigurations } from './issuer-repository.ts';
@@ -37,7 +38,6 @@ export interface IssuerAuthorizationRequest {
   authorizationDetails: boolean;
 }
 
-const OIDC_SCOPES: readonly string[] = SUPPORTED_SCOPES;
 const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
 const JKT = /^[A-Za-z0-9_-]{43}$/;
 /** Schemes a browser must never be sent to with a code. */
@@ -167,11 +167,11 @@ export async function checkIssuerAuthorizationRequest(
     issuerClientId = id;
   }
   const scoped: string[] = [];
-  for (const scope of scopes) {
+  for (const scope of scopes.filter((s) => !OPENID_SCOPES.includes(s))) {
     const matches = await configurationsWithScope(deps.db, scope);
     const mine =
       issuerClientId === undefined ? matches : matches.filter((m) => m.clientId === issuerClientId);
-    if (mine.length === 0) continue; // Unknown scopes are ignored (RFC 6749 §3.3), openid among them.
+    if (mine.length === 0) continue; // Unknown scopes are ignored (RFC 6749 §3.3).
     const clients = new Set(mine.map((m) => m.clientId));
     if (clients.size > 1) throw invalid(`The scope ${scope} names configurations of several issuers.`);
     issuerClientId = mine[0]!.clientId;
@@ -215,17 +215,23 @@ export async function checkIssuerAuthorizationRequest(
 /** The authorization extension the issuer adds to Coffer's OP (src/app.ts registers it). */
 export function issuerAuthorization(deps: IssuerDeps, interactions: InteractionDeps): AuthorizationExtension {
   const nowSeconds = () => Math.floor(deps.now().getTime() / 1000);
+  /** Whether a client_id names one of Coffer's own clients (an app, a tenant). */
+  const isRegisteredClient = async (clientId: unknown) =>
+    typeof clientId === 'string' &&
+    /^[1-9]\d{0,9}$/.test(clientId) &&
+    (await findClient(deps.db, Number(clientId))) !== undefined;
   return {
     async handles(params) {
       const requestUri = params['request_uri'];
       if (typeof requestUri === 'string') return requestUri.startsWith(ISSUER_REQUEST_URI_PREFIX);
+      // An app's log-in is never an issuance, whatever else it names: it is the OP's request of
+      // a registered client, or it asks for openid. Issuance is for wallets (no registered client).
+      const scopes = typeof params['scope'] === 'string' ? params['scope'].split(' ').filter(Boolean) : [];
+      if (scopes.includes('openid') || (await isRegisteredClient(params['client_id']))) return false;
       if (params['issuer_state'] !== undefined) return true;
       const details = params['authorization_details'];
       if (typeof details === 'string' && details.includes('openid_credential')) return true;
-      const scope = params['scope'];
-      if (typeof scope !== 'string') return false;
-      // The OP's own scopes stay the OP's: an app's log-in costs no look-up of configurations.
-      for (const s of scope.split(' ').filter((s) => s && !OIDC_SCOPES.includes(s))) {
+      for (const s of scopes.filter((s) => !OPENID_SCOPES.includes(s))) {
         if ((await configurationsWithScope(deps.db, s)).length > 0) return true;
       }
       return false;

@@ -1,6 +1,7 @@
 import type { Static } from 'typebox';
 import { invalidField } from '../errors.ts';
 import { ISSUED_LDP_CONTEXTS } from '../formats/ldp-vc/issue-credential.ts';
+import { OPENID_SCOPES } from '../oidc/authorize-request.ts';
 import type { ConfigurationBody } from './issuer-schemas.ts';
 
 export type CredentialConfiguration = Static<typeof ConfigurationBody>;
@@ -46,6 +47,13 @@ export function checkConfiguration(configuration: CredentialConfiguration): void
   ) {
     // One BBS signature serves any number of unlinkable presentations: copies add nothing.
     throw invalidField('/body/batch_size', 'is 1 for ldp_vc: bbs-2023 presentations are unlinkable already');
+  }
+  if (configuration.scope !== undefined && OPENID_SCOPES.includes(configuration.scope)) {
+    // An app asking its users to log in would be sent to this issuance instead.
+    throw invalidField(
+      '/body/scope',
+      `is a scope of OpenID Connect (${OPENID_SCOPES.join(', ')}); choose another`,
+    );
   }
 }
 

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '../db/dialect.ts';
 import { CofferError, notFound } from '../errors.ts';
 import { type CredentialConfiguration, checkConfiguration } from './configurations.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
@@ -18,17 +19,22 @@ export async function putConfiguration(
 ) {
   await requireIssuer(deps, clientId);
   checkConfiguration(configuration);
+  const conflict = () =>
+    new CofferError('conflict', `The scope ${configuration.scope} names another configuration already.`);
   if (configuration.scope) {
     const others = (await configurationsWithScope(deps.db, configuration.scope)).filter(
       (c) => c.clientId !== clientId || c.id !== id,
     );
-    if (others.length)
-      throw new CofferError(
-        'conflict',
-        `The scope ${configuration.scope} names another configuration already.`,
-      );
+    if (others.length) throw conflict();
   }
-  const created = await saveConfiguration(deps.db, clientId, id, configuration, deps.now().toISOString());
+  let created: boolean;
+  try {
+    created = await saveConfiguration(deps.db, clientId, id, configuration, deps.now().toISOString());
+  } catch (error) {
+    // Another tenant took the scope between the check and the write.
+    if (configuration.scope && isUniqueViolation(error)) throw conflict();
+    throw error;
+  }
   return { created, data: { id, ...configuration } };
 }
 

@@ -27,6 +27,10 @@ export async function saveIssuer(db: Kysely<Database>, row: Insertable<IssuersTa
 export const findIssuerRow = (db: Kysely<Database>, clientId: number) =>
   db.selectFrom('issuers').selectAll().where('client_id', '=', clientId).executeTakeFirst();
 
+/**
+ * Creates or replaces a configuration; false when it replaced one. A scope another configuration
+ * holds is a unique violation (the caller's conflict), even when two tenants race for it.
+ */
 export async function saveConfiguration(
   db: Kysely<Database>,
   clientId: number,
@@ -41,17 +45,18 @@ export async function saveConfiguration(
     .where('configuration_id', '=', id)
     .executeTakeFirst();
   const text = JSON.stringify(configuration);
+  const scope = configuration.scope ?? null;
   if (existing) {
     await db
       .updateTable('issuer_configurations')
-      .set({ configuration: text, updated_at: now })
+      .set({ configuration: text, scope, updated_at: now })
       .where('client_id', '=', clientId)
       .where('configuration_id', '=', id)
       .execute();
   } else {
     await db
       .insertInto('issuer_configurations')
-      .values({ client_id: clientId, configuration_id: id, configuration: text, updated_at: now })
+      .values({ client_id: clientId, configuration_id: id, configuration: text, scope, updated_at: now })
       .execute();
   }
   return !existing;
@@ -111,16 +116,20 @@ export async function deleteConfiguration(
   return Number(result.numDeletedRows) > 0;
 }
 
+const selectByScope = prepareQuery((db, param: Param<{ scope: string }>) =>
+  db
+    .selectFrom('issuer_configurations')
+    .select(['client_id', 'configuration_id', 'configuration'])
+    .where('scope', '=', param('scope')),
+);
+
 /** Scopes name one configuration across the deployment, so an authorization request names its issuer. */
 export async function configurationsWithScope(db: Kysely<Database>, scope: string) {
-  const rows = await db.selectFrom('issuer_configurations').selectAll().execute();
-  return rows
-    .map((r) => ({
-      clientId: r.client_id,
-      id: r.configuration_id,
-      configuration: JSON.parse(r.configuration) as CredentialConfiguration,
-    }))
-    .filter((r) => r.configuration.scope === scope);
+  return (await selectByScope(db, { scope })).map((r) => ({
+    clientId: r.client_id,
+    id: r.configuration_id,
+    configuration: JSON.parse(r.configuration) as CredentialConfiguration,
+  }));
 }
 
 const insertOfferRow = prepareQuery((db, param: Param<Insertable<IssuerOffersTable>>) =>

@@ -4,6 +4,19 @@ import type { AuthorizationRequest } from './authorization.ts';
 
 export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
 
+/**
+ * Every scope OpenID Connect defines (Core §5.4, §11), those this OP does not grant among them:
+ * they mean a log-in at any OP, so no credential issuance may claim one.
+ */
+export const OPENID_SCOPES: readonly string[] = [
+  'openid',
+  'profile',
+  'email',
+  'address',
+  'phone',
+  'offline_access',
+];
+
 export type AuthorizeCheck =
   | { kind: 'error_page'; message: string }
   | {

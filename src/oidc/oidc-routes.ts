@@ -211,7 +211,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const extension = await extensionFor(request.body);
+      // A client that authenticates is a registered one: its request is the OP's, never a wallet's.
+      const authenticates =
+        request.headers.authorization !== undefined || request.body.client_secret !== undefined;
+      const extension = authenticates ? undefined : await extensionFor(request.body);
       if (extension) {
         // Wallets are public clients; a DPoP proof binds the code to its key (RFC 9449 §10.1).
         const proof = dpopHeaderOf(request.headers.dpop);

@@ -1,0 +1,45 @@
+import type { Kysely } from 'kysely';
+
+/** The scopes of OpenID Connect (Core §5.4, §11): an issuance may never claim them. */
+const RESERVED_SCOPES = ['openid', 'profile', 'email', 'address', 'phone', 'offline_access'];
+
+/**
+ * Rules at the edges (issue #39). A configuration's scope gets a column of its own with a unique
+ * index, so an authorization request finds its configuration by index and two tenants racing for
+ * one scope cannot both have it; a scope that OpenID Connect reserves is taken away from the
+ * configurations that had one (it would capture apps' log-ins).
+ */
+export function up() {
+  // biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
+  return async (db: Kysely<any>): Promise<void> => {
+    await db.schema.alterTable('issuer_configurations').addColumn('scope', 'text').execute();
+    const rows = await db
+      .selectFrom('issuer_configurations')
+      .select(['client_id', 'configuration_id', 'configuration'])
+      .orderBy('updated_at')
+      .orderBy('client_id')
+      .execute();
+    const taken = new Set<string>();
+    for (const row of rows) {
+      const configuration = JSON.parse(row.configuration) as { scope?: string };
+      const scope = configuration.scope;
+      if (scope === undefined) continue;
+      // The first configuration to have a scope keeps it (the API refused a second one).
+      const keep = !RESERVED_SCOPES.includes(scope) && !taken.has(scope);
+      if (keep) taken.add(scope);
+      else delete configuration.scope;
+      await db
+        .updateTable('issuer_configurations')
+        .set({ scope: keep ? scope : null, configuration: JSON.stringify(configuration) })
+        .where('client_id', '=', row.client_id)
+        .where('configuration_id', '=', row.configuration_id)
+        .execute();
+    }
+    await db.schema
+      .createIndex('issuer_configurations_scope')
+      .on('issuer_configurations')
+      .column('scope')
+      .unique()
+      .execute();
+  };
+}
