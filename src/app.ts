@@ -79,9 +79,10 @@ import { subClientRoutes } from './subclients/subclient-routes.ts';
 import { createUserInserter, findUserById } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 import { profileContext } from './users/user-service.ts';
+import { requestIdOfResponseUri } from './verifier/request-object.ts';
 import { startVerifierWorker } from './verifier/verifier-callbacks.ts';
 import type { VerifierDeps } from './verifier/verifier-deps.ts';
-import { createVerifierWriters } from './verifier/verifier-repository.ts';
+import { createVerifierWriters, linkRequestToAccounts } from './verifier/verifier-repository.ts';
 import { verifierRoutes } from './verifier/verifier-routes.ts';
 import { walletLoginMethod } from './verifier/wallet-login.ts';
 import { recordHistory } from './wallet/wallet-history.ts';
@@ -311,7 +312,15 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       log: app.log,
     }),
   };
-  const erasure: ErasureDeps = { ...deletion, dialect: database.dialect };
+  const erasure: ErasureDeps = {
+    ...deletion,
+    dialect: database.dialect,
+    offerEvents: {
+      keys,
+      config: { publicUrl: config.publicUrl, allowPrivateTargets: config.allowPrivateTargets },
+      now: context.issuerClock ?? (() => new Date()),
+    },
+  };
   await app.register(accountRoutes, erasure);
   // The wallet history is written by the store, OpenID4VCI and OpenID4VP, and read by the wallet page.
   const recordWalletHistory: RecordHistory = (entries) => recordHistory({ db: database.db, cipher }, entries);
@@ -339,6 +348,10 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const presentations: PresentationDeps = {
     status,
     recordHistory: recordWalletHistory,
+    delivered: async (target, userIds) => {
+      const requestId = requestIdOfResponseUri(config.publicUrl, target);
+      if (requestId) await linkRequestToAccounts(database.db, requestId, userIds);
+    },
     db: database.db,
     store,
     cipher,

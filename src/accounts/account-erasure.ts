@@ -2,10 +2,15 @@ import type { DeletionDeps } from '../credentials/credential-deletion.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { truncateDeletedPages } from '../db/erased-pages.ts';
 import { notFound } from '../errors.ts';
+import type { IssuerDeps } from '../issuer/issuer-deps.ts';
+import { prepareOfferCancellation } from '../issuer/offer-cancellation.ts';
+import { deleteClaimsAnsweredBy } from '../verifier/verifier-repository.ts';
 import { deleteAccountRows } from './account-repository.ts';
 
 export interface ErasureDeps extends DeletionDeps {
   dialect: Dialect;
+  /** Signs the tenants' callback events of the offers an erasure cancels. */
+  offerEvents: Pick<IssuerDeps, 'keys' | 'config' | 'now'>;
 }
 
 /**
@@ -15,9 +20,16 @@ export interface ErasureDeps extends DeletionDeps {
  * blocks go after the commit: a crash in between leaves only blocks no row names, which
  * `coffer storage gc` collects; the opposite order could leave rows naming missing blocks.
  * Issuers that delivered by OpenID4VCI hear `credential_deleted` last; their failures are logged.
+ * Offers a tenant's issuer made for the account and has not issued are cancelled in the same
+ * transaction (issuer/offer-cancellation.ts), and the claims that the account's hosted wallet
+ * gave Coffer's own verifier are deleted from those results.
  */
 export async function eraseAccount(deps: ErasureDeps, userId: number): Promise<void> {
-  const deleted = await deleteAccountRows(deps.db, userId);
+  const cancelOffers = await prepareOfferCancellation({ ...deps.offerEvents, db: deps.db }, userId);
+  const deleted = await deleteAccountRows(deps.db, deps.dialect, userId, async (trx) => {
+    await cancelOffers(trx);
+    await deleteClaimsAnsweredBy(trx, userId);
+  });
   if (!deleted) throw notFound('The user');
   await truncateDeletedPages(deps.db, deps.dialect);
   await Promise.all(

@@ -3,6 +3,7 @@ import {
   findWalletCredentials,
   type WalletCredentialRow,
 } from '../credentials/held-credential-repository.ts';
+import type { Dialect } from '../db/dialect.ts';
 import type { Database } from '../db/schema.ts';
 import { emailSendBucket } from '../interaction/login-methods.ts';
 
@@ -46,7 +47,9 @@ async function blocksOf(trx: Transaction<Database>, userId: number, profileCid: 
  */
 export async function deleteAccountRows(
   db: Kysely<Database>,
+  dialect: Dialect,
   userId: number,
+  endPrepared: (trx: Transaction<Database>) => Promise<void>,
 ): Promise<DeletedAccount | undefined> {
   return db.transaction().execute(async (trx) => {
     // Taking the row first (a write that changes nothing) serialises concurrent erasures and a
@@ -58,6 +61,15 @@ export async function deleteAccountRows(
       .returning(['user_id', 'profile_cid', 'wallet_address', 'email_index'])
       .executeTakeFirst();
     if (!user) return undefined;
+    // What was prepared for the person ends (offers). Its rows are locked before the account's
+    // FOR UPDATE, in the order an issuance takes them (offer, then a key share of the account),
+    // so the two never deadlock. On PostgreSQL a row made for the account meanwhile (it takes a
+    // key share, which FOR UPDATE waits out and then holds back) is caught by a second pass.
+    await endPrepared(trx);
+    if (dialect === 'postgres') {
+      await trx.selectFrom('users').select('user_id').where('user_id', '=', userId).forUpdate().execute();
+      await endPrepared(trx);
+    }
     const blocks = await blocksOf(trx, userId, user.profile_cid);
     const notify = (await findWalletCredentials(trx, [userId])).filter((row) => row.notification_sealed);
     await trx.deleteFrom('users').where('user_id', '=', userId).execute();

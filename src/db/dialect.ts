@@ -19,5 +19,12 @@ export function isUniqueViolation(error: unknown): boolean {
   return typeof e?.message === 'string' && e.message.includes('UNIQUE constraint failed');
 }
 
+/** A foreign key violated: PostgreSQL SQLSTATE 23503, SQLite SQLITE_CONSTRAINT_FOREIGNKEY. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; errcode?: unknown; message?: unknown };
+  if (e?.code === '23503' || e?.errcode === 787) return true;
+  return typeof e?.message === 'string' && e.message.includes('FOREIGN KEY constraint failed');
+}
+
 export const now = () => new Date().toISOString();
 export { sql };

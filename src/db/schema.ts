@@ -318,6 +318,12 @@ export interface VerifierRequestsTable {
   interaction_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+/** An account whose hosted wallet answered one of Coffer's own verifier requests. */
+export interface VerifierRequestAccountsTable {
+  request_id: string;
+  user_id: number;
+}
+
 export interface VerifierCallbacksTable {
   callback_pk: Generated<number>;
   request_id: string;
@@ -361,7 +367,9 @@ export type IssuerOfferStatus =
   | 'accepted'
   | 'failed'
   | 'deleted'
-  | 'expired';
+  | 'expired'
+  /** The account it was made for was erased before it was issued. */
+  | 'cancelled';
 
 export interface IssuerOffersTable {
   id: string;
@@ -470,6 +478,7 @@ export interface Database {
   verifiers: VerifiersTable;
   verifier_requests: VerifierRequestsTable;
   verifier_callbacks: VerifierCallbacksTable;
+  verifier_request_accounts: VerifierRequestAccountsTable;
   credentials: CredentialsTable;
   verifier_nonces: VerifierNoncesTable;
   jsonld_contexts: JsonLdContextsTable;

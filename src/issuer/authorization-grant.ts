@@ -57,7 +57,11 @@ export function issuerLoginKind(deps: IssuerDeps, interactions: InteractionDeps)
       });
       if (request.offerId !== null) {
         const offer = await findOffer(deps.db, request.offerId);
-        if (offer && offer.user_id !== null && offer.user_id !== user.user_id) {
+        // Cancelled (its account was erased), spent or expired while the person logged in.
+        if (offer?.status !== 'offered' || offer.expires_at <= deps.now().toISOString()) {
+          return done(back({ error: 'access_denied', error_description: 'This credential offer is over.' }));
+        }
+        if (offer.user_id !== null && offer.user_id !== user.user_id) {
           return done(
             back({
               error: 'access_denied',

@@ -33,6 +33,8 @@ import { countStatusEntry, drawStatusEntry, kindOfFormat, statusListUri } from '
 
 const alreadyIssued = () =>
   requestError('credential_request_denied', 'This credential has been issued already for this offer.');
+const offerOver = () =>
+  requestError('credential_request_denied', 'This offer is over; nothing more is issued for it.');
 
 /** How long a wallet should wait before asking the Deferred Credential Endpoint again. */
 export const DEFERRED_INTERVAL = 5;
@@ -79,9 +81,7 @@ export async function issueCredentials(
   const offer = await findOffer(deps.db, token.offerId);
   if (!offer || offer.client_id !== keys.clientId)
     throw new CofferError('invalid_token', 'The access token names no offer of this issuer.');
-  if (!['redeemed', 'deferred', 'issued'].includes(offer.status)) {
-    throw requestError('credential_request_denied', 'This offer is over; nothing more is issued for it.');
-  }
+  if (!['redeemed', 'deferred', 'issued'].includes(offer.status)) throw offerOver();
   const configurationId = configurationOf(request, JSON.parse(offer.configuration_ids) as string[]);
   const configuration = (await findConfigurations(deps.db, keys.clientId, [configurationId])).get(
     configurationId,
@@ -296,15 +296,19 @@ async function recordCopy(
         : {}),
       ...(configuration.display ? { display: configuration.display } : {}),
     });
-    let claimed = true;
+    let refusal: CofferError | undefined;
     try {
       await deps.writes.durable(async (tx) => {
         // Two requests for the same configuration of one offer (a wallet racing itself) both
         // passed the check before signing; here, in turn, only the first records its copies.
+        // An erasure may have cancelled the offer since it was read: nothing is issued then.
         if (copy.first) {
-          await lockOffer(tx, offer.id);
+          if ((await lockOffer(tx, offer.id)) === 'cancelled') {
+            refusal = offerOver();
+            return;
+          }
           if ((await issuedConfigurationsOf(tx, offer.id)).has(copy.configurationId)) {
-            claimed = false;
+            refusal = alreadyIssued();
             return;
           }
         }
@@ -324,7 +328,7 @@ async function recordCopy(
         if (entry) await countStatusEntry(tx, entry.listId);
         if (finish) await finish(tx);
       });
-      if (!claimed) throw alreadyIssued();
+      if (refusal) throw refusal;
       return issued;
     } catch (error) {
       if (entry && isUniqueViolation(error)) continue;

@@ -15,7 +15,8 @@ export type OfferEvent =
   | 'credential_failure'
   | 'credential_deleted'
   | 'tx_code_failed'
-  | 'tx_code_locked';
+  | 'tx_code_locked'
+  | 'cancelled';
 
 export interface OfferEventInput {
   offerId: string;

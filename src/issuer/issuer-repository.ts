@@ -218,17 +218,44 @@ const touchOffer = prepareQuery((db, param: Param<{ id: string }>) =>
   db
     .updateTable('issuer_offers')
     .set((eb) => ({ status: eb.ref('status') }))
-    .where('id', '=', param('id')),
+    .where('id', '=', param('id'))
+    .returning('status'),
 );
 
 /**
  * Holds the offer's row until the transaction ends (a write that changes nothing): on PostgreSQL
  * concurrent issuances for one offer then take turns, and each sees what the one before recorded;
- * SQLite runs one write transaction at a time anyway.
+ * SQLite runs one write transaction at a time anyway. Answers the offer's status as it is now.
  */
-export const lockOffer = async (db: Kysely<Database>, id: string) => {
-  await touchOffer(db, { id });
-};
+export const lockOffer = async (db: Kysely<Database>, id: string) =>
+  (await touchOffer(db, { id }))[0]?.status;
+
+/** The states in which an offer has issued nothing yet and may still issue. */
+const UNFINISHED = ['offered', 'redeemed', 'deferred'] as const;
+
+/** The account's offers that have not issued yet (an erasure cancels them). */
+export const findUnfinishedOffersOf = (db: Kysely<Database>, userId: number) =>
+  db
+    .selectFrom('issuer_offers')
+    .select(['id', 'client_id', 'callback_url'])
+    .where('user_id', '=', userId)
+    .where('status', 'in', [...UNFINISHED])
+    .execute();
+
+/**
+ * Cancels the account's unfinished offers: their claims and deferred requests go and their codes
+ * stop working (every grant and the offer by reference want another status). Answers their ids.
+ */
+export async function cancelUnfinishedOffersOf(db: Kysely<Database>, userId: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('issuer_offers')
+    .set({ status: 'cancelled', claims_sealed: null, deferred_sealed: null, transaction_id_hash: null })
+    .where('user_id', '=', userId)
+    .where('status', 'in', [...UNFINISHED])
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id);
+}
 
 const markIssued = prepareQuery((db, param: Param<{ id: string }>) =>
   db

@@ -178,6 +178,7 @@ const OfferStatus = Type.Union([
   Type.Literal('failed'),
   Type.Literal('deleted'),
   Type.Literal('expired'),
+  Type.Literal('cancelled'),
 ]);
 
 export const IssuedCredentialView = Type.Object({

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
+import { isForeignKeyViolation } from '../db/dialect.ts';
 import type { IssuerOfferStatus } from '../db/schema.ts';
 import { CofferError, forbidden, invalidField, notFound } from '../errors.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
@@ -110,10 +111,16 @@ export async function createOffer(deps: IssuerDeps, clientId: number, body: Stat
     event: 'offered',
     status: 'offered',
   });
-  await deps.writes.durable(async (tx) => {
-    await insertOffer(tx, row);
-    await event(tx);
-  });
+  try {
+    await deps.writes.durable(async (tx) => {
+      await insertOffer(tx, row);
+      await event(tx);
+    });
+  } catch (error) {
+    // The account was erased between the check above and this write.
+    if (row.user_id !== null && isForeignKeyViolation(error)) throw notAUser();
+    throw error;
+  }
   const paths = offerPaths(deps.config.publicUrl, clientId, id);
   return {
     id,
@@ -153,9 +160,10 @@ async function checkUserOfTenant(deps: IssuerDeps, clientId: number, userId: num
     .select(['user_id', 'tenant_id'])
     .where('user_id', '=', userId)
     .executeTakeFirst();
-  if (!user || user.tenant_id !== clientId)
-    throw invalidField('/body/user_id', 'is not a user of this tenant');
+  if (!user || user.tenant_id !== clientId) throw notAUser();
 }
+
+const notAUser = () => invalidField('/body/user_id', 'is not a user of this tenant');
 
 function checkCallbackUrl(deps: IssuerDeps, url: string): string {
   try {

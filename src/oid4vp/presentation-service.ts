@@ -60,6 +60,11 @@ export interface PresentationDeps {
   status: StatusChecker;
   /** The wallet history's presentation events (wallet/wallet-history.ts). */
   recordHistory: RecordHistory;
+  /**
+   * Told where the accounts' credentials were delivered (the response URI), so that an answer to
+   * this deployment's own verifier is erased with the account (app.ts links them).
+   */
+  delivered?: (target: string, userIds: number[]) => Promise<void>;
 }
 
 /**
@@ -583,6 +588,11 @@ export async function decideConsent(
   try {
     const delivered = await deliverResponse(request, parameters, deps.outbound, encryption);
     await recordPresentations(deps, request, shared, { delivered: true });
+    if (shared.length > 0)
+      await deps.delivered?.(
+        request.target,
+        shared.map((s) => s.account.user_id),
+      );
     return delivered;
   } catch (error) {
     if (error instanceof DeliveryError) {

@@ -47,6 +47,14 @@ export const isEncrypted = (mode: StoredRequest['responseMode']) => mode.endsWit
 export const responseUriOf = (deps: Pick<VerifierDeps, 'config'>, id: string) =>
   `${deps.config.publicUrl}/v1/verifier/requests/${id}/response`;
 
+/** The request whose response URI this is, if it is one of this deployment's. */
+export function requestIdOfResponseUri(publicUrl: string, uri: string): string | undefined {
+  const prefix = `${publicUrl}/v1/verifier/requests/`;
+  if (!uri.startsWith(prefix)) return undefined;
+  const match = /^([A-Za-z0-9_-]{1,64})\/response$/.exec(uri.slice(prefix.length));
+  return match?.[1];
+}
+
 /** §5.8: the wallet's issuer when it named one (dynamic discovery), else the static audience. */
 function audienceOf(walletMetadata: Record<string, unknown> | undefined): string {
   const issuer = walletMetadata?.['issuer'];

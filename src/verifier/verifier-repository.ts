@@ -149,3 +149,34 @@ interface AdvanceRow {
 }
 
 export type VerifierWriters = ReturnType<typeof createVerifierWriters>;
+
+/**
+ * Links Coffer's own request to the accounts whose hosted wallet answered it (the answer reached
+ * the response endpoint), so that erasing one of them deletes the claims its result holds.
+ */
+export async function linkRequestToAccounts(db: Kysely<Database>, requestId: string, userIds: number[]) {
+  if (userIds.length === 0) return;
+  const known = await db
+    .selectFrom('verifier_requests')
+    .select('id')
+    .where('id', '=', requestId)
+    .executeTakeFirst();
+  if (!known) return;
+  await db
+    .insertInto('verifier_request_accounts')
+    .values([...new Set(userIds)].map((user_id) => ({ request_id: requestId, user_id })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** Deletes the verified claims of the requests an account's hosted wallet answered (its erasure). */
+export async function deleteClaimsAnsweredBy(db: Kysely<Database>, userId: number): Promise<void> {
+  await db
+    .updateTable('verifier_requests')
+    .set({ claims_sealed: null })
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('verifier_request_accounts').select('request_id').where('user_id', '=', userId),
+    )
+    .where('claims_sealed', 'is not', null)
+    .execute();
+}

@@ -59,7 +59,7 @@ export async function startTestServer(
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: testDatabase.dataDir,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
     MASTER_KEY: masterKey.toString('base64'),
     API_RATE_LIMIT: '0',
     ...(testDatabase.databaseUrl ? { DATABASE_URL: testDatabase.databaseUrl } : {}),

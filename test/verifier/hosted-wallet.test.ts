@@ -142,6 +142,8 @@ for (const kind of DATABASE_KINDS) {
     let issuers: Issuers;
     const email = `ada.${Date.now()}@example.org`;
     let cookie: string | undefined;
+    let userId: number;
+    let bankToken: string;
 
     before(async () => {
       world = await startVerifierWorld(kind, { TRANSACTION_DATA_TYPES: PAYMENT }, { hostedWallet: true });
@@ -154,6 +156,8 @@ for (const kind of DATABASE_KINDS) {
         body: { profile: { email_address: email, first_name: 'Ada', last_name: 'Lovelace' } },
       });
       assert.equal(created.status, 201, created.text);
+      userId = created.body.data.user_id;
+      bankToken = bank.token;
       const { did } = await world.server.database.db
         .selectFrom('users')
         .select('did')
@@ -254,6 +258,33 @@ for (const kind of DATABASE_KINDS) {
       );
       const result = (await world.readResult(created.id)).body.data;
       assert.equal(result.transaction_data[0].amount, '42.00 EUR');
+    });
+
+    // Last: the person's account goes.
+    test("erasing the account deletes the claims its hosted wallet gave this Coffer's verifier, not the tenant's record", async () => {
+      const unread = await ask(world, issuers, [pidQuery]);
+      assert.equal(
+        (
+          await decide(world.server, await openAtWallet(unread.authorization_request), {
+            decision: 'approve',
+          })
+        ).status,
+        200,
+      );
+      const before = await world.server.database.db
+        .selectFrom('verifier_requests')
+        .select('claims_sealed')
+        .where('id', '=', unread.id)
+        .executeTakeFirstOrThrow();
+      assert.notEqual(before.claims_sealed, null, 'the claims wait for the tenant to read them');
+      const erased = await world.server.request('DELETE', `/v1/user/${userId}`, {
+        headers: { 'x-api-token': bankToken },
+      });
+      assert.equal(erased.status, 204, erased.text);
+      const result = (await world.readResult(unread.id)).body.data;
+      assert.equal(result.status, 'verified', 'the tenant still learns the outcome and its checks');
+      assert.equal(result.claims_deleted, true);
+      assert.equal(JSON.stringify(result).includes('Lovelace'), false, 'no claim is left');
     });
   });
 

@@ -7,7 +7,8 @@ const RESERVED_SCOPES = ['openid', 'profile', 'email', 'address', 'phone', 'offl
  * Rules at the edges (issue #39). A configuration's scope gets a column of its own with a unique
  * index, so an authorization request finds its configuration by index and two tenants racing for
  * one scope cannot both have it; a scope that OpenID Connect reserves is taken away from the
- * configurations that had one (it would capture apps' log-ins).
+ * configurations that had one (it would capture apps' log-ins). Results of Coffer's verifier
+ * that an account's hosted wallet gave are linked to the account, for its erasure.
  */
 export function up() {
   // biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
@@ -40,6 +41,16 @@ export function up() {
       .on('issuer_configurations')
       .column('scope')
       .unique()
+      .execute();
+    // Which account's hosted wallet answered which of Coffer's own verifier requests: an erasure
+    // deletes the claims those results hold.
+    await db.schema
+      .createTable('verifier_request_accounts')
+      .addColumn('request_id', 'text', (c) =>
+        c.notNull().references('verifier_requests.id').onDelete('cascade'),
+      )
+      .addColumn('user_id', 'integer', (c) => c.notNull().references('users.user_id').onDelete('cascade'))
+      .addPrimaryKeyConstraint('verifier_request_accounts_pk', ['user_id', 'request_id'])
       .execute();
   };
 }
