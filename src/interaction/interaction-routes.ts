@@ -202,7 +202,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
           tags,
           summary: `Where a ${name} log-in stands: 202 while waiting, else redirect_to like the other log-ins`,
           description:
-            'For credential: 202 {status} until the wallet answers; then the verified claim named by account_claim logs the person in (signed up in the tenant when unknown) with the session cookie and redirect_to. A rejected, declined or expired request is 400 with a sentence; starting again makes a new request.',
+            'For credential: 202 {status} until a verified presentation comes (a declined or rejected answer, which anyone who saw the QR code can send, keeps it waiting); then the verified claim named by account_claim logs the person in (signed up in the tenant when unknown) with the session cookie and redirect_to. An expired request is 400 with a sentence; starting again makes a new request.',
           params: InteractionParams,
           response: { 200: ExtraLoginChecked, 202: ExtraLoginChecked, ...errorResponses(400, 403, 404, 429) },
         },

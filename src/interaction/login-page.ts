@@ -249,6 +249,9 @@ if (credentialButton) {
   const waiting = {
     created: 'Scan the code with the wallet on your phone, or open your wallet on this device.',
     retrieved: 'Your wallet has the request. Choose what to share there.',
+    // Anyone who saw the code can answer "no": the request stays open for the real wallet.
+    declined: 'A wallet declined to share. To log in, share from your wallet, or log in another way.',
+    rejected: 'A credential could not be verified. Share one from your wallet again, or log in another way.',
   };
   let timer = null;
   let said = '';

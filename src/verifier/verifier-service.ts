@@ -21,7 +21,15 @@ import {
 import { encryptionKeyContext, verifierOf } from './verifier-requests.ts';
 import { type VerifiedCredentialResult, verifyVpToken } from './vp-token-verification.ts';
 
+/** Nobody has answered yet. */
 const OPEN: VerifierRequestStatus[] = ['created', 'retrieved'];
+/**
+ * What may still be answered until the request expires (DESIGN.md, Rules at the edges): the
+ * request object, its state and its encryption key are public to whoever saw the QR code, so an
+ * error or a presentation that fails verification is recorded but settles nothing; only a
+ * verified presentation is final at once.
+ */
+const ANSWERABLE: VerifierRequestStatus[] = [...OPEN, 'declined', 'rejected'];
 
 const gone = () => notFound('The presentation request');
 const refused = (sentence: string) => new CofferError('invalid_request', sentence);
@@ -29,7 +37,22 @@ export const resultContext = (id: string) => `verifier-requests/${id}/result`;
 export const claimsContext = (id: string) => `verifier-requests/${id}/claims`;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
-/** What a request says about itself; an open request past its time is expired from then on. */
+/** Whether a wallet may still answer: not verified, not past its time. */
+const answerable = (deps: VerifierDeps, row: VerifierRequestRow) =>
+  ANSWERABLE.includes(row.status) && row.expires_at > deps.now().toISOString();
+
+/** Why an answer is not taken (the request is verified or past its time), or nothing. */
+function closedBecause(deps: VerifierDeps, row: VerifierRequestRow): CofferError | undefined {
+  if (row.status === 'verified')
+    return refused('This request has been answered already; a verified response is final.');
+  if (!answerable(deps, row)) return refused('This request has expired.');
+  return undefined;
+}
+
+/**
+ * What a request says about itself; an unanswered request past its time is expired from then on
+ * (one that was declined or rejected keeps that answer).
+ */
 async function currentRequest(
   deps: VerifierDeps,
   id: string,
@@ -71,7 +94,7 @@ export async function fetchRequestObject(
   wallet: { wallet_nonce?: string | undefined; wallet_metadata?: string | undefined },
 ): Promise<string> {
   const row = await currentRequest(deps, id);
-  if (!OPEN.includes(row.status) || row.stored.responseMode.startsWith('dc_api')) throw gone();
+  if (!answerable(deps, row) || row.stored.responseMode.startsWith('dc_api')) throw gone();
   const metadata = walletMetadataOf(wallet.wallet_metadata);
   const verifier = await verifierOf(deps, row.client_id);
   const jwt = await signRequestObject(deps, verifier, row, row.stored, {
@@ -216,9 +239,11 @@ async function settle(
     };
   }
   const responseCode = row.stored.redirectUri ? randomBytes(24).toString('base64url') : null;
+  // An answer replaces any answer before it but a verified one, which nothing replaces, however
+  // answers race. A later answer starts the claims' retention anew and has its own response code.
   const advanced = await deps.writes.settle({
     id: row.id,
-    from: OPEN,
+    from: ANSWERABLE,
     changes: {
       status,
       result_sealed: deps.cipher.encrypt(JSON.stringify(result), resultContext(row.id)),
@@ -226,22 +251,26 @@ async function settle(
         status === 'verified' ? deps.cipher.encrypt(JSON.stringify(claims), claimsContext(row.id)) : null,
       response_code_hash: responseCode ? sha256(responseCode) : null,
       answered_at: deps.now().toISOString(),
+      first_read_at: null,
     },
   });
-  if (!advanced) throw refused('This request has been answered already; a response is taken once.');
-  await queueStatusEvent(deps, {
-    requestId: row.id,
-    clientId: row.client_id,
-    callbackUrl: row.stored.callbackUrl,
-    status,
-  });
+  if (!advanced) throw refused('This request has been answered already; a verified response is final.');
+  if (status !== row.status) {
+    await queueStatusEvent(deps, {
+      requestId: row.id,
+      clientId: row.client_id,
+      callbackUrl: row.stored.callbackUrl,
+      status,
+    });
+  }
   return responseCode ? { redirect_uri: `${row.stored.redirectUri}#response_code=${responseCode}` } : {};
 }
 
 /**
- * POST /v1/verifier/requests/{id}/response (§8.2, §8.3.1): the wallet's answer or its error,
- * taken once. An answer that cannot be read as this request's (wrong key, wrong state) is
- * refused and leaves the request open; one that can is verified and settles it either way.
+ * POST /v1/verifier/requests/{id}/response (§8.2, §8.3.1): the wallet's answer or its error. An
+ * answer that cannot be read as this request's (wrong key, wrong state) is refused and changes
+ * nothing; one that can is verified and recorded. A verified one settles the request; an error
+ * or a failed verification is the result until a better answer comes or the request expires.
  */
 export async function receiveWalletResponse(
   deps: VerifierDeps,
@@ -250,9 +279,8 @@ export async function receiveWalletResponse(
 ): Promise<{ redirect_uri?: string }> {
   const row = await currentRequest(deps, id);
   if (row.stored.responseMode.startsWith('dc_api')) throw gone();
-  if (row.status === 'expired') throw refused('This request has expired.');
-  if (!OPEN.includes(row.status))
-    throw refused('This request has been answered already; a response is taken once.');
+  const closed = closedBecause(deps, row);
+  if (closed) throw closed;
   const parameters = await responseParameters(deps, row, form);
   if (parameters['state'] !== row.state) throw refused('The state does not match this request.');
   return settle(deps, row, parameters, undefined);
@@ -267,9 +295,8 @@ export async function receiveDcApiResponse(
 ): Promise<void> {
   const row = await currentRequest(deps, id);
   if (row.client_id !== clientId || !row.stored.responseMode.startsWith('dc_api')) throw gone();
-  if (row.status === 'expired') throw refused('This request has expired.');
-  if (!OPEN.includes(row.status))
-    throw refused('This request has been answered already; a response is taken once.');
+  const closed = closedBecause(deps, row);
+  if (closed) throw closed;
   if (!row.stored.expectedOrigins?.includes(body.origin)) {
     throw refused("The origin is not one of the request's expected_origins.");
   }
@@ -348,13 +375,17 @@ export async function readVerifierResult(
   };
 }
 
+/** As people see it: a declined or rejected request whose time has passed is simply over. */
+const pageStatus = (deps: VerifierDeps, row: VerifierRequestRow): VerifierRequestStatus =>
+  row.status === 'verified' || answerable(deps, row) ? row.status : 'expired';
+
 /** What the /verify/{id} page shows and polls: the state only, never a claim. */
 export async function requestForPage(deps: VerifierDeps, id: string) {
   const row = await currentRequest(deps, id);
   const verifier = await verifierOf(deps, row.client_id);
   return {
     id,
-    status: row.status,
+    status: pageStatus(deps, row),
     expires_at: row.expires_at,
     verifier: verifier.name,
     dcApi: row.stored.responseMode.startsWith('dc_api'),
@@ -364,6 +395,6 @@ export async function requestForPage(deps: VerifierDeps, id: string) {
 
 /** What the page polls every two seconds: the state alone, without opening the verifier. */
 export async function requestState(deps: VerifierDeps, id: string) {
-  const { status, expires_at } = await currentRequest(deps, id);
-  return { status, expires_at };
+  const row = await currentRequest(deps, id);
+  return { status: pageStatus(deps, row), expires_at: row.expires_at };
 }

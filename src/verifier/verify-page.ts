@@ -6,11 +6,13 @@ export const STATUS_SENTENCES: Record<string, string> = {
   created: 'Scan the code with your wallet, or open your wallet on this device.',
   retrieved: 'Your wallet has the request. Choose what to share there.',
   verified: 'Done: your credential was verified. You can close this page.',
-  rejected: 'Your credential could not be verified. Go back to the site and try again.',
-  declined: 'You declined to share. Go back to the site if you want to try again.',
+  rejected:
+    'A credential could not be verified. You can share one again from your wallet until the request expires.',
+  declined: 'A wallet declined to share. You can still share from your wallet until the request expires.',
   expired: 'This request has expired. Go back to the site and start again.',
 };
-const FINAL = ['verified', 'rejected', 'declined', 'expired'];
+/** Nothing changes after these; a declined or rejected request is answered again until it expires. */
+const FINAL = ['verified', 'expired'];
 
 const STYLE = `
 .qr { display: block; width: 100%; max-width: 18rem; height: auto; margin: 1rem auto; }

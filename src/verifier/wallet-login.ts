@@ -96,7 +96,11 @@ async function walletLoginOf(db: Kysely<Database>, row: InteractionRow): Promise
   return client?.wallet_login ? (JSON.parse(client.wallet_login) as WalletLogin) : undefined;
 }
 
-const OPEN = ['created', 'retrieved'];
+/**
+ * A request the wallet may still answer: a declined or rejected answer may have come from anyone
+ * who saw the QR code, so the page keeps waiting for a presentation until the request expires.
+ */
+const WAITING = ['created', 'retrieved', 'declined', 'rejected'];
 /** A request to a wallet lives as long as the verifier's default, never past the interaction. */
 const REQUEST_SECONDS = 600;
 
@@ -115,8 +119,10 @@ interface CheckedCredential {
   claims?: Record<string, unknown>;
 }
 
+/** Why a request that is over logged nobody in (a declined or rejected one is over once it expired). */
 const REFUSALS: Record<string, string> = {
-  declined: 'You declined to share in your wallet. Try again, or log in another way.',
+  declined:
+    'You declined to share in your wallet, and the request has expired. Try again, or log in another way.',
   expired: 'The request to your wallet has expired. Try again.',
 };
 
@@ -140,7 +146,7 @@ export function walletLoginMethod(verifier: VerifierDeps, interactions: Interact
       let id: string;
       let authorizationRequest: string;
       let expiresAt: string;
-      if (shown && OPEN.includes(shown.status)) {
+      if (shown && WAITING.includes(shown.status) && shown.expires_at > verifier.now().toISOString()) {
         ({ id, authorizationRequest, expires_at: expiresAt } = shown);
       } else {
         const remaining = Math.floor((Date.parse(row.expires_at) - verifier.now().getTime()) / 1000);
@@ -169,7 +175,8 @@ export function walletLoginMethod(verifier: VerifierDeps, interactions: Interact
       const latest = await findRequestOfInteraction(db, row.id);
       if (!login || !latest) throw unusable('Start logging in with your wallet first.');
       const result = await readVerifierResult(verifier, latest.client_id, latest.id, undefined);
-      if (OPEN.includes(result.status)) return { pending: result.status };
+      const live = result.expires_at > verifier.now().toISOString();
+      if (WAITING.includes(result.status) && live) return { pending: result.status };
       if (result.status !== 'verified') {
         const detail = 'error' in result ? result.error?.error_description : undefined;
         throw unusable(

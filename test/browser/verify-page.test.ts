@@ -180,7 +180,7 @@ describe('the /verify page in Chromium', { skip: chromiumMissing }, () => {
     await t.close();
   });
 
-  test('a final state opened afresh shows no QR code or link; declined says so', async () => {
+  test("a declined answer (anyone who saw the code can send one) leaves the code up; the wallet's presentation then ends it", async () => {
     const created = await createRequest();
     const request = await resolveRequest(created.authorization_request);
     const declined = await postForm(request.payload.response_uri, {
@@ -191,10 +191,20 @@ describe('the /verify page in Chromium', { skip: chromiumMissing }, () => {
     const t = await openPage(browser);
     const { page } = t;
     await page.goto(pageUrl(created.id));
-    assert.match((await stateRegion(page).textContent())!, /^You declined to share\./);
-    assert.equal(await page.getByRole('img', { name: QR_NAME }).count(), 0);
-    assert.equal(await page.getByRole('link', { name: 'Open your wallet' }).count(), 0);
+    assert.match(
+      (await stateRegion(page).textContent())!,
+      /^A wallet declined to share\. You can still share/,
+    );
+    assert.ok(await page.getByRole('img', { name: QR_NAME }).isVisible(), 'the code stays');
+    assert.equal(await page.getByRole('link', { name: 'Open your wallet' }).count(), 1);
     await t.screenshot('verify-declined');
+    const presentation = await presentSdJwt(credential, { given_name: true }, holder, {
+      aud: request.clientId,
+      nonce: request.payload.nonce,
+    });
+    assert.equal((await answer(request, { pid: [presentation] })).status, 200);
+    await stateRegion(page).filter({ hasText: DONE }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByRole('img', { name: QR_NAME }).count(), 0, 'a final state shows no code');
     await t.close();
   });
 

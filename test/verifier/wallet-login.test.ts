@@ -10,7 +10,7 @@ import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { makeIssuerIdentity } from '../helpers/issuers/issuer-ca.ts';
 import { issueSdJwtVc, PID_CLAIMS, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
-import { answer, resolveRequest } from './test-wallet.ts';
+import { answer, encryptResponse, postForm, resolveRequest } from './test-wallet.ts';
 import { presentSdJwt, sdJwtQuery, startVerifierWorld, type VerifierWorld } from './verifier-helpers.ts';
 
 /**
@@ -236,7 +236,7 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(user.tenant_id, world.clientId);
     });
 
-    test("an untrusted issuer's credential logs nobody in: 400 with a sentence", async () => {
+    test("an untrusted issuer's credential logs nobody in; the request stays open for another credential", async () => {
       const started = await startLogin();
       const made = await post(started.interaction, 'login/credential');
       const stranger = await makeIssuerIdentity('Stranger Issuer');
@@ -246,27 +246,41 @@ for (const kind of DATABASE_KINDS) {
         family_name: true,
       });
       const checked = await post(started.interaction, 'login/credential/check');
-      assert.equal(checked.status, 400, checked.text);
-      assert.equal(checked.body.error, 'invalid_request');
-      assert.match(checked.body.error_description, /could not be verified.*issuer_trusted/);
-      assert.equal(checked.headers.get('set-cookie'), null);
-      // Starting again makes a new request; the interaction lives on.
-      const retry = await post(started.interaction, 'login/credential');
-      assert.equal(retry.status, 200);
-      assert.notEqual(retry.body.request_id, made.body.request_id);
+      assert.equal(checked.status, 202, checked.text);
+      assert.equal(checked.body.status, 'rejected');
+      assert.equal(checked.headers.get('set-cookie'), null, 'nobody is logged in');
+      const shown = await post(started.interaction, 'login/credential');
+      assert.equal(shown.body.request_id, made.body.request_id, 'the same request, still open');
+      await present(made.body.authorization_request, await credentialFor({}), {
+        email: true,
+        given_name: true,
+        family_name: true,
+      });
+      const loggedIn = await post(started.interaction, 'login/credential/check');
+      assert.equal(loggedIn.status, 200, loggedIn.text);
     });
 
-    test('a declined request is 400 with a sentence', async () => {
+    test('a declined answer, which anyone who saw the QR code can send, keeps the page waiting for the wallet', async () => {
       const started = await startLogin();
       const made = await post(started.interaction, 'login/credential');
-      const request = await resolveRequest(made.body.authorization_request);
-      const { postForm, encryptResponse } = await import('./test-wallet.ts');
-      await postForm(request.payload.response_uri, {
-        response: await encryptResponse(request, { error: 'access_denied', state: request.payload.state }),
+      // The attacker reads the QR code and answers first.
+      const seen = await resolveRequest(made.body.authorization_request);
+      const spoofed = await postForm(seen.payload.response_uri, {
+        response: await encryptResponse(seen, { error: 'access_denied', state: seen.payload.state }),
+      });
+      assert.equal(spoofed.status, 200);
+      const waiting = await post(started.interaction, 'login/credential/check');
+      assert.equal(waiting.status, 202, waiting.text);
+      assert.equal(waiting.body.status, 'declined');
+      // The person's wallet answers after it.
+      await present(made.body.authorization_request, await credentialFor({}), {
+        email: true,
+        given_name: true,
+        family_name: true,
       });
       const checked = await post(started.interaction, 'login/credential/check');
-      assert.equal(checked.status, 400);
-      assert.match(checked.body.error_description, /You declined to share/);
+      assert.equal(checked.status, 200, checked.text);
+      assert.ok(checked.body.redirect_to);
     });
 
     test('the CLI checks the file; --wallet-login none removes the method', async () => {
