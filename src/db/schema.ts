@@ -448,6 +448,8 @@ export interface IssuedCredentialsTable {
   /** SHA-256 of the credential as delivered: proves which credential a row was. */
   credential_hash: string;
   notification_id: string | null;
+  /** The last Notification Request event for its notification_id (credential_accepted, …), or null. */
+  notification_event: ColumnType<string | null, string | null | undefined, string | null>;
   issued_at: string;
 }
 

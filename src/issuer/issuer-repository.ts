@@ -408,3 +408,50 @@ export async function sweepExpired(db: Kysely<Database>, now: Date): Promise<voi
     .where('expires_at', '<', Math.floor(now.getTime() / 1000))
     .execute();
 }
+
+/** An issued credential's notification: its offer and the last event the wallet sent for it. */
+export const findNotification = (db: Kysely<Database>, notificationId: string) =>
+  db
+    .selectFrom('issued_credentials')
+    .select(['offer_id', 'notification_event'])
+    .where('notification_id', '=', notificationId)
+    .executeTakeFirst();
+
+/**
+ * Records a notification's event only after the one it may follow (`after`, or none yet), in one
+ * statement; false when the notification is elsewhere (a repeat, a race, an event out of order).
+ */
+export async function recordNotificationEvent(
+  db: Kysely<Database>,
+  notificationId: string,
+  event: string,
+  after: string | null,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('issued_credentials')
+    .set({ notification_event: event })
+    .where('notification_id', '=', notificationId)
+    .where('notification_event', after === null ? 'is' : '=', after)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** The offer statuses a notification moves on from: only forward, once everything was issued. */
+const NOTIFIED_FROM = {
+  accepted: ['issued'],
+  failed: ['issued'],
+  deleted: ['issued', 'accepted', 'failed'],
+} as const;
+
+export async function advanceOfferStatus(
+  db: Kysely<Database>,
+  offerId: string,
+  status: keyof typeof NOTIFIED_FROM,
+): Promise<void> {
+  await db
+    .updateTable('issuer_offers')
+    .set({ status })
+    .where('id', '=', offerId)
+    .where('status', 'in', [...NOTIFIED_FROM[status]])
+    .execute();
+}

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** The scopes of OpenID Connect (Core §5.4, §11): an issuance may never claim them. */
 const RESERVED_SCOPES = ['openid', 'profile', 'email', 'address', 'phone', 'offline_access'];
@@ -42,6 +42,18 @@ export function up() {
       .column('scope')
       .unique()
       .execute();
+    // What the wallet said of each issued credential (per notification_id), so a notification is
+    // taken once and in order; rows of offers a notification had moved on are filled from them.
+    await db.schema.alterTable('issued_credentials').addColumn('notification_event', 'text').execute();
+    for (const [status, event] of [
+      ['accepted', 'credential_accepted'],
+      ['failed', 'credential_failure'],
+      ['deleted', 'credential_deleted'],
+    ] as const) {
+      await sql`update issued_credentials set notification_event = ${event}
+        where notification_id is not null
+          and offer_id in (select id from issuer_offers where status = ${status})`.execute(db);
+    }
     // Which account's hosted wallet answered which of Coffer's own verifier requests: an erasure
     // deletes the claims those results hold.
     await db.schema
