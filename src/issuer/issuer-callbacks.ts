@@ -1,6 +1,6 @@
 import { callbackQueue } from '../db/callback-queue.ts';
 import type { IssuerOfferStatus } from '../db/schema.ts';
-import { deliverDueCallbacks, signCallbackEvent } from '../http/signed-callbacks.ts';
+import { deliverDueCallbacks, queuedCallbackEvent } from '../http/signed-callbacks.ts';
 import { runPeriodically } from '../periodic.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { recordOfferEvent, sweepExpired } from './issuer-repository.ts';
@@ -28,20 +28,20 @@ export interface OfferEventInput {
 
 /**
  * Something happened to an offer: it is recorded with the offer (GET /v1/issuer/offers/{id}) and,
- * when the tenant gave a callback_url, a signed event (no claims) is queued for it. The event is
- * signed here, before any transaction; the returned work writes both rows in the caller's one.
+ * when the tenant gave a callback_url, an event (no claims) is queued for it, which each delivery
+ * attempt signs anew (http/signed-callbacks.ts). The returned work writes both rows in the
+ * caller's transaction.
  */
 export async function prepareOfferEvent(
   deps: Pick<IssuerDeps, 'keys' | 'config' | 'now'>,
   input: OfferEventInput,
 ): Promise<Work<void>> {
   const now = deps.now();
-  const signed = input.callbackUrl
-    ? await signCallbackEvent(deps.keys, {
+  const queued = input.callbackUrl
+    ? queuedCallbackEvent({
         issuer: deps.config.publicUrl,
         clientId: input.clientId,
         event: { event: input.event, offer_id: input.offerId, status: input.status },
-        now,
       })
     : null;
   return async (tx) => {
@@ -51,11 +51,11 @@ export async function prepareOfferEvent(
       status: input.status,
       at: now.toISOString(),
     });
-    if (signed && input.callbackUrl) {
+    if (queued && input.callbackUrl) {
       await callbackQueue(tx, 'issuer_callbacks').add({
         subject: input.offerId,
         url: input.callbackUrl,
-        event: signed,
+        event: queued,
         next_attempt_at: now.toISOString(),
       });
     }

@@ -1,14 +1,15 @@
 import { callbackQueue } from '../db/callback-queue.ts';
 import type { VerifierRequestStatus } from '../db/schema.ts';
-import { deliverDueCallbacks, signCallbackEvent } from '../http/signed-callbacks.ts';
+import { deliverDueCallbacks, queuedCallbackEvent } from '../http/signed-callbacks.ts';
 import { runPeriodically } from '../periodic.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
 import { dropReadClaims } from './verifier-repository.ts';
 
 /**
- * A request's status changed: the tenant's callback_url gets a signed event (application/jwt,
- * Coffer's OP key, verifiable with the published JWKS), never any claim. Queued in the database
- * so that a restart or another instance delivers it.
+ * A request's status changed: the tenant's callback_url gets an event (application/jwt, `typ`
+ * coffer-event+jwt, Coffer's OP key, verifiable with the published JWKS, signed anew at each
+ * attempt), never any claim. Queued in the database so that a restart or another instance
+ * delivers it.
  */
 export async function queueStatusEvent(
   deps: Pick<VerifierDeps, 'db' | 'keys' | 'config' | 'now'>,
@@ -16,11 +17,10 @@ export async function queueStatusEvent(
 ): Promise<void> {
   if (!input.callbackUrl) return;
   const now = deps.now();
-  const event = await signCallbackEvent(deps.keys, {
+  const event = queuedCallbackEvent({
     issuer: deps.config.publicUrl,
     clientId: input.clientId,
     event: { event: 'verifier_request_status', request_id: input.requestId, status: input.status },
-    now,
   });
   await callbackQueue(deps.db, 'verifier_callbacks').add({
     subject: input.requestId,

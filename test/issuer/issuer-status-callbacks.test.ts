@@ -1,12 +1,14 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
 import assert from 'node:assert/strict';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { decodeJwt } from 'jose';
+import {
+  type CallbackReceiver,
+  startCallbackReceiver,
+  verifyCallbackEvent,
+} from '../helpers/callback-receiver.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
-import { makeCertificate, privateKeyPem } from '../oid4vp/certificates.ts';
 import { bitstringStatusOf, tokenStatusOf, verifySdJwtVc } from './independent-checks.ts';
 import { type InteropIssuer, startInteropIssuer } from './test-wallet.ts';
 
@@ -20,45 +22,12 @@ import { type InteropIssuer, startInteropIssuer } from './test-wallet.ts';
 const DEGREE = { given_name: 'Ada', degree: 'BSc Mathematics' };
 const CLAIMS = [{ path: ['given_name'], mandatory: true }, { path: ['degree'] }];
 
-/** The tenant's HTTPS receiver, under a CA of its own that the server's outbound client trusts. */
-async function startReceiver() {
-  const ca = await makeCertificate({ subject: 'CN=Callback Receiver CA', ca: true });
-  const leaf = await makeCertificate({ subject: 'CN=Receiver', issuer: ca, ipAddresses: ['127.0.0.1'] });
-  const received: { contentType: string | undefined; body: string }[] = [];
-  const server = createServer(
-    { key: await privateKeyPem(leaf.keys.privateKey), cert: leaf.pem },
-    (request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        if (request.method === 'POST' && request.url === '/events')
-          received.push({
-            contentType: request.headers['content-type'],
-            body: Buffer.concat(chunks).toString(),
-          });
-        response.writeHead(204).end();
-      });
-    },
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
-    ca,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 for (const kind of DATABASE_KINDS) {
   describe(`issuer interop: status lists and callbacks (${kind})`, () => {
     let world: InteropIssuer;
-    let receiver: Awaited<ReturnType<typeof startReceiver>>;
+    let receiver: CallbackReceiver;
     before(async () => {
-      receiver = await startReceiver();
+      receiver = await startCallbackReceiver();
       world = await startInteropIssuer(kind, { trust: [receiver.ca.pem] });
       for (const [id, configuration] of Object.entries({
         'degree-sd': { format: 'dc+sd-jwt', vct: 'https://example.edu/degree', claims: CLAIMS, status: true },
@@ -173,18 +142,17 @@ for (const kind of DATABASE_KINDS) {
 
       const jwks = await world.server.request('GET', '/.well-known/jwks.json');
       assert.equal(jwks.status, 200);
-      const keySet = createLocalJWKSet(jwks.body);
       const events = [];
       for (const { contentType, body } of receiver.received) {
         assert.equal(contentType, 'application/jwt');
-        const { payload } = await jwtVerify(body, keySet, {
+        const payload = await verifyCallbackEvent(body, jwks.body, {
           audience: String(world.clientId),
           issuer: world.front.url,
         });
         assert.equal(payload['offer_id'], offer.id);
         assert.deepEqual(
           Object.keys(payload).sort(),
-          ['aud', 'event', 'iat', 'iss', 'jti', 'offer_id', 'status'],
+          ['aud', 'event', 'exp', 'iat', 'iss', 'jti', 'offer_id', 'status'],
           'no claims inside',
         );
         assert.ok(!body.includes('Ada') && !JSON.stringify(payload).includes('BSc'));

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import type { JsonWebKey } from 'node:crypto';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import { exportJWK, generateKeyPair } from 'jose';
+import {
+  type CallbackReceiver,
+  startCallbackReceiver,
+  verifyCallbackEvent,
+} from '../helpers/callback-receiver.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
-import { type Certified, makeCertificate, privateKeyPem } from '../oid4vp/certificates.ts';
 import { answer } from './test-wallet.ts';
 import {
   eventually,
@@ -25,57 +27,13 @@ import {
  * and carries no claim.
  */
 
-interface Receiver {
-  url: string;
-  ca: Certified;
-  received: { contentType: string | undefined; body: string }[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const ca = await makeCertificate({ subject: 'CN=Callback Receiver CA', ca: true });
-  const leaf = await makeCertificate({
-    subject: 'CN=Callback Receiver',
-    issuer: ca,
-    ipAddresses: ['127.0.0.1'],
-  });
-  const received: Receiver['received'] = [];
-  const server = createServer(
-    { key: await privateKeyPem(leaf.keys.privateKey), cert: leaf.pem },
-    (request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        if (request.method === 'POST' && request.url === '/events') {
-          received.push({
-            contentType: request.headers['content-type'],
-            body: Buffer.concat(chunks).toString(),
-          });
-        }
-        response.writeHead(204).end();
-      });
-    },
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
-    ca,
-    received,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 for (const kind of DATABASE_KINDS) {
   describe(`verifier: callbacks, on ${kind}`, () => {
-    let receiver: Receiver;
+    let receiver: CallbackReceiver;
     let world: VerifierWorld;
 
     before(async () => {
-      receiver = await startReceiver();
+      receiver = await startCallbackReceiver();
       world = await startVerifierWorld(kind, {}, { trust: [receiver.ca.pem] });
     });
     after(async () => {
@@ -103,17 +61,17 @@ for (const kind of DATABASE_KINDS) {
 
       const jwks = await world.server.request('GET', '/.well-known/jwks.json');
       assert.equal(jwks.status, 200);
-      const keySet = createLocalJWKSet(jwks.body);
       const events = [];
       for (const { contentType, body } of receiver.received) {
         assert.equal(contentType, 'application/jwt');
-        const { payload } = await jwtVerify(body, keySet, {
+        const payload = await verifyCallbackEvent(body, jwks.body, {
           issuer: world.front.url,
           audience: String(world.clientId),
         });
         assert.deepEqual(Object.keys(payload).sort(), [
           'aud',
           'event',
+          'exp',
           'iat',
           'iss',
           'jti',
