@@ -36,14 +36,36 @@ const CONFIGURATIONS: Record<string, Json> = {
     format: 'dc+sd-jwt',
     vct: 'https://university.example/degree',
     display: [{ name: 'University degree' }],
-    claims: [{ path: ['given_name'], mandatory: true }, { path: ['degree'] }],
+    claims: [
+      { path: ['given_name'], mandatory: true, display: [{ name: 'Given name', locale: 'en' }] },
+      { path: ['degree'] },
+    ],
     status: true,
   },
   enrolment: {
     format: 'ldp_vc',
     type: 'EnrolmentCredential',
-    claims: [{ path: ['given_name'], mandatory: true }, { path: ['programme'] }],
+    claims: [
+      {
+        path: ['credentialSubject', 'given_name'],
+        mandatory: true,
+        display: [
+          { name: 'Vorname', locale: 'de' },
+          { name: 'Given name', locale: 'en' },
+        ],
+      },
+      { path: ['credentialSubject', 'programme'], display: [{ name: 'Programme of study', locale: 'en' }] },
+    ],
     status: true,
+  },
+  diploma: {
+    format: 'jwt_vc_json',
+    type: 'DiplomaCredential',
+    claims: [
+      { path: ['credentialSubject', 'degree', 'name'], display: [{ name: 'Degree', locale: 'en' }] },
+      { path: ['credentialSubject', 'degree', 'type'] },
+      { path: ['credentialSubject', 'honours', null], display: [{ name: 'Honours', locale: 'en' }] },
+    ],
   },
   licence: {
     format: 'mso_mdoc',
@@ -117,7 +139,9 @@ for (const kind of DATABASE_KINDS) {
     });
 
     test("ldp_vc: a bbs-2023 credential from the issuer's did:key, its subject the person's DID", async () => {
-      const { received } = await receive(world, 'enrolment', { given_name: 'Ada', programme: 'Mathematics' });
+      const { received } = await receive(world, 'enrolment', {
+        credentialSubject: { given_name: 'Ada', programme: 'Mathematics' },
+      });
       assert.equal(received.format, 'ldp_vc', JSON.stringify(received));
       const entry = (await listed(world)).find((e: Json) => e.id === received.credential_id);
       assert.ok(entry, 'the credential is in the list (an ldp_vc entry is the credential itself)');
