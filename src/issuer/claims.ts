@@ -67,6 +67,19 @@ export function checkClaimsFor(configuration: CredentialConfiguration, given: Js
 }
 
 /**
+ * The sealed claims of one configuration of an offer, as the credential addresses them. Offers
+ * made before migration 0017 (`legacy`) gave a W3C credential's subject members directly; those
+ * that gave them under credentialSubject already (their tenant wrote the spec's paths) are
+ * taken as they are.
+ */
+export function offeredClaims(configuration: CredentialConfiguration, claims: Json, legacy: boolean): Json {
+  if (!legacy || !isW3cFormat(configuration.format)) return claims;
+  const names = Object.keys(claims);
+  if (names.length === 1 && names[0] === SUBJECT && isObject(claims[SUBJECT])) return claims;
+  return { [SUBJECT]: claims };
+}
+
+/**
  * The claims of a `from_profile` configuration, read from the person's profile; a W3C
  * credential's go under credentialSubject, where its claim paths point.
  */
