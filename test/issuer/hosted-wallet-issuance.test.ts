@@ -220,5 +220,37 @@ for (const kind of DATABASE_KINDS) {
         'the JWT when both are taken',
       );
     });
+
+    // Last: looking at the wallet caches the status lists the revocation tests above read afresh.
+    test("the wallet shows each claim by the name the issuer's metadata gives it, W3C paths from credentialSubject", async () => {
+      // What the page shows, label by label (a stored credential's members come in its own order).
+      const labels = async (credentialId: string) =>
+        Object.fromEntries((await shownIn(world, credentialId)).claims.map((c: Json) => [c.label, c.value]));
+      const enrolment = await receive(world, 'enrolment', {
+        credentialSubject: { given_name: 'Ada', programme: 'Mathematics' },
+      });
+      assert.deepEqual(await labels(enrolment.received.credential_id), {
+        'Given name': 'Ada',
+        'Programme of study': 'Mathematics',
+      });
+      const diploma = await receive(world, 'diploma', {
+        credentialSubject: {
+          degree: { type: 'BachelorDegree', name: 'BSc Mathematics' },
+          honours: ['First class', "Dean's list"],
+        },
+      });
+      assert.equal(diploma.received.format, 'jwt_vc_json');
+      assert.deepEqual(await labels(diploma.received.credential_id), {
+        // A claim the metadata describes without a name keeps its own.
+        'degree.type': 'BachelorDegree',
+        Degree: 'BSc Mathematics',
+        Honours: "First class, Dean's list",
+      });
+      const degree = await receive(world, 'degree', { given_name: 'Ada', degree: 'BSc Mathematics' });
+      assert.deepEqual(await labels(degree.received.credential_id), {
+        'Given name': 'Ada',
+        degree: 'BSc Mathematics',
+      });
+    });
   });
 }
