@@ -79,7 +79,11 @@ async function cofferTarget(server: Awaited<ReturnType<typeof startBenchServer>>
       doctype: PEER_DOCTYPE_NAME,
       claims: claims.map((c) => ({ path: [MDOC_NAMESPACE, ...c.path] })),
     },
-    ldp_vc: { format: 'ldp_vc', type: 'PersonCredential', claims },
+    ldp_vc: {
+      format: 'ldp_vc',
+      type: 'PersonCredential',
+      claims: claims.map((c) => ({ path: ['credentialSubject', ...c.path] })),
+    },
   };
   for (const format of FORMATS) {
     const put = await fetch(`${server.url}/v1/issuer/configurations/${configId(format)}`, {
@@ -97,7 +101,8 @@ async function cofferTarget(server: Awaited<ReturnType<typeof startBenchServer>>
     async createOffer(format, claims) {
       const { data } = await tenantPost(`${server.url}/v1/issuer/offers`, api, {
         configuration_ids: [configId(format)],
-        claims: { [configId(format)]: claims },
+        // W3C claims are given as the credential addresses them (the bare issuer takes them flat).
+        claims: { [configId(format)]: format === 'ldp_vc' ? { credentialSubject: claims } : claims },
       });
       return data.credential_offer_uri;
     },

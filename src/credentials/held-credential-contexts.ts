@@ -1,3 +1,4 @@
+import type { ClaimName } from '../formats/display-names.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 
 /**
@@ -18,13 +19,15 @@ export const notificationContext = (did: string, credentialId: string) =>
 
 /**
  * What is kept, sealed, of an issuer's metadata with a credential received by OpenID4VCI: its
- * display (name, logo) and the display name of the configuration it was issued by (absent in
- * rows stored before it was kept, null when the configuration names none).
+ * display (name, logo), the display name of the configuration it was issued by (absent in
+ * rows stored before it was kept, null when the configuration names none) and the names that
+ * configuration gives its claims (absent in rows stored before they were kept).
  */
 export interface StoredIssuerDisplay {
   name: string;
   logo: { uri: string; alt_text: string | null } | null;
   credential_name?: string | null;
+  claim_names?: ClaimName[];
 }
 
 /** A received credential's issuer display; null for a credential an app stored. */

@@ -385,6 +385,11 @@ export interface IssuerOffersTable {
   tx_code_failures: ColumnType<number, number | undefined, number>;
   /** The claims per configuration (JSON), sealed; null once issued or when deferred. */
   claims_sealed: string | null;
+  /**
+   * 1: the sealed claims predate migration 0017 and give a W3C credential's subject members
+   * directly; 0: they are addressed as the credential addresses them (`{credentialSubject: …}`).
+   */
+  legacy_w3c_claims: ColumnType<number, number | undefined, number>;
   user_id: number | null;
   status: IssuerOfferStatus;
   callback_url: string | null;

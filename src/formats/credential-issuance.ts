@@ -39,9 +39,18 @@ export interface CredentialToIssue {
   id: string;
   /** vct (dc+sd-jwt) | doctype (mso_mdoc) | the VC type besides VerifiableCredential (jwt_vc_json, ldp_vc). */
   type: string;
-  /** Subject claims (nested allowed); mso_mdoc: {namespace: {element: value}} with CBOR-ready values (DateOnly for full-date). */
+  /**
+   * The claims as the credential addresses them (nested allowed), so that claim paths apply to
+   * them and to the credential alike: dc+sd-jwt the payload's claims; mso_mdoc
+   * {namespace: {element: value}} with CBOR-ready values (DateOnly for full-date); jwt_vc_json
+   * and ldp_vc {credentialSubject: {…}} (its `id` is the holder's, set by the issuer).
+   */
   claims: Record<string, unknown>;
-  /** dc+sd-jwt: claim paths that stay plain, not selectively disclosable; default every claim is. */
+  /**
+   * Claim paths into the credential that stay disclosed: dc+sd-jwt claims not made disclosures,
+   * ldp_vc statements added to bbs-2023's mandatory pointers. Default: every claim is selectively
+   * disclosable (the other formats have no choice to make).
+   */
   alwaysDisclosed?: ClaimPath[];
   /** The key the wallet proved: SD-JWT cnf, mdoc deviceKey; the W3C formats' subject DID (a jwk becomes did:jwk). */
   holder: { jwk: JsonWebKey } | { did: string };
@@ -155,6 +164,24 @@ export function bitstringStatusEntry(status: { uri: string; index: number }) {
     statusListIndex: String(status.index),
     statusListCredential: status.uri,
   };
+}
+
+/**
+ * The subject's claims of a W3C credential's claims (`{credentialSubject: {…}}`): nothing else of
+ * the credential comes from claims, and the subject's id is the holder's.
+ */
+export function subjectClaimsOf(claims: Record<string, unknown>): Record<string, unknown> {
+  const other = Object.keys(claims).filter((name) => name !== 'credentialSubject');
+  if (other.length) {
+    throw cannotIssue(
+      `${other.join(', ')} is outside credentialSubject: a W3C credential's claims go under it, the rest the issuer sets`,
+    );
+  }
+  const subject = claims['credentialSubject'] ?? {};
+  if (subject === null || typeof subject !== 'object' || Array.isArray(subject))
+    throw cannotIssue('credentialSubject must be an object of claims');
+  refuseReserved(subject as Record<string, unknown>, ['id']);
+  return subject as Record<string, unknown>;
 }
 
 /** Claims a format sets itself must not come in the subject claims. */

@@ -208,3 +208,47 @@ export function namesInCredential(
     ...(credentialText ? { credential: credentialText } : {}),
   };
 }
+
+/**
+ * A claim's name for people as an issuer's metadata gives it (OpenID4VCI `credential_metadata`
+ * `claims`, one display entry chosen): `path` is a claims path pointer into the credential
+ * (Appendix C), W3C ones starting at `credentialSubject`.
+ */
+export interface ClaimName {
+  path: (string | number | null)[];
+  name: string;
+}
+
+/** A described step stands for the held one: the same name or index, or null for any element. */
+const stepMatches = (described: string | number | null, held: string | number) =>
+  described === held || (described === null && typeof held === 'number');
+
+/**
+ * What a person reads for the claim at `path` (its steps into the credential as the wallet
+ * holds it: W3C credentials from their root, so from `credentialSubject`; array elements by
+ * index): the issuer's name for that claim, or for the nearest claim around it followed by the
+ * rest of the steps; undefined when the issuer names neither. Paths are applied from the root,
+ * as Appendix C has them, whichever issuer sent them: a W3C path from a claim name addresses
+ * no subject claim.
+ */
+export function claimDisplayName(
+  names: readonly ClaimName[],
+  path: readonly (string | number)[],
+): string | undefined {
+  let best: { name: string; length: number } | undefined;
+  for (const { path: described, name } of names) {
+    // A description of every element of a list names the list the page shows as one line.
+    let length = described.length;
+    while (length > 1 && described[length - 1] === null) length--;
+    if (length > path.length || (best && best.length >= length)) continue;
+    if (!described.slice(0, length).every((step, i) => stepMatches(step, path[i]!))) continue;
+    const cleaned = cleanName(name);
+    if (cleaned) best = { name: cleaned, length };
+  }
+  if (!best) return undefined;
+  const rest = path
+    .slice(best.length)
+    .map((step) => (typeof step === 'number' ? ` ${step + 1}` : `.${step}`))
+    .join('');
+  return `${best.name}${rest}`;
+}

@@ -10,9 +10,41 @@ export type IssuedFormat = CredentialConfiguration['format'];
 /** The proof key algorithms wallets may use; Coffer's own wallet proves with ES256 (or EdDSA). */
 export const PROOF_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
+/** Where a W3C credential's claims about its holder sit, and so where its claim paths start. */
+export const SUBJECT = 'credentialSubject';
+
+/** The W3C formats, whose claim paths and offer claims address the credential from its root. */
+export const isW3cFormat = (format: IssuedFormat) => format === 'jwt_vc_json' || format === 'ldp_vc';
+
+/**
+ * A W3C claim path is a claims path pointer into the credential (Appendix C, as the spec's
+ * jwt_vc_json and ldp_vc examples use it): the issuer sets everything but the subject's claims,
+ * and the subject's `id` is the holder's DID.
+ */
+function checkW3cPath(
+  format: IssuedFormat,
+  path: CredentialConfiguration['claims'][number]['path'],
+  at: string,
+) {
+  if (path[0] !== SUBJECT) {
+    const meant = typeof path[0] === 'string' ? ` (${JSON.stringify([SUBJECT, ...path])}?)` : '';
+    throw invalidField(
+      at,
+      `${JSON.stringify(path)} must start with "${SUBJECT}": a ${format} claim path points into the credential (OpenID4VCI Appendix C)${meant}`,
+    );
+  }
+  if (typeof path[1] !== 'string') {
+    throw invalidField(at, `${JSON.stringify(path)} must name a claim of ${SUBJECT}`);
+  }
+  if (path[1] === 'id') {
+    throw invalidField(at, `${JSON.stringify(path)} is the holder's DID, which the issuer sets`);
+  }
+}
+
 /**
  * What the schema cannot say about a configuration: the type member its format needs, mdoc
- * claim paths of namespace and element, and profile claims only where a person logs in.
+ * claim paths of namespace and element, W3C claim paths from credentialSubject, and profile
+ * claims only where a person logs in.
  */
 export function checkConfiguration(configuration: CredentialConfiguration): void {
   const needed = { 'dc+sd-jwt': 'vct', mso_mdoc: 'doctype', jwt_vc_json: 'type', ldp_vc: 'type' } as const;
@@ -26,12 +58,15 @@ export function checkConfiguration(configuration: CredentialConfiguration): void
     }
   }
   configuration.claims.forEach((claim, index) => {
+    const at = `/body/claims/${index}/path`;
     if (configuration.format === 'mso_mdoc') {
       if (claim.path.length !== 2 || claim.path.some((p) => typeof p !== 'string')) {
-        throw invalidField(`/body/claims/${index}/path`, 'must be [namespace, element] for mso_mdoc');
+        throw invalidField(at, 'must be [namespace, element] for mso_mdoc');
       }
+    } else if (isW3cFormat(configuration.format)) {
+      checkW3cPath(configuration.format, claim.path, at);
     } else if (typeof claim.path[0] !== 'string') {
-      throw invalidField(`/body/claims/${index}/path`, 'must start with a claim name');
+      throw invalidField(at, 'must start with a claim name');
     }
   });
   const paths = configuration.claims.map((c) => JSON.stringify(c.path));
@@ -57,7 +92,11 @@ export function checkConfiguration(configuration: CredentialConfiguration): void
   }
 }
 
-/** Claims descriptions as metadata carries them (§12.2.4, Appendix B). */
+/**
+ * Claims descriptions as metadata carries them (§12.2.4, Appendix B): the configuration's paths
+ * point into the credential already (W3C ones from credentialSubject), so wallets apply them as
+ * they are.
+ */
 const claimsMetadata = (configuration: CredentialConfiguration) =>
   configuration.claims.map((claim) => ({
     path: claim.path,

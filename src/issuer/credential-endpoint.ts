@@ -8,7 +8,7 @@ import { issueJwtVc } from '../formats/jwt-vc-json/issue-credential.ts';
 import { issueLdpVc } from '../formats/ldp-vc/issue-credential.ts';
 import { issueMdoc } from '../formats/mso-mdoc/issue-credential.ts';
 import { issueSdJwtVc } from '../formats/sd-jwt-vc/issue-credential.ts';
-import { claimsFromProfile } from './claims.ts';
+import { claimsFromProfile, offeredClaims } from './claims.ts';
 import type { CredentialConfiguration } from './configurations.ts';
 import type { IssuanceToken } from './issuance-tokens.ts';
 import { prepareOfferEvent } from './issuer-callbacks.ts';
@@ -150,7 +150,8 @@ async function claimsOf(
     string,
     Record<string, unknown>
   >;
-  return all[configurationId] ?? null;
+  const claims = all[configurationId];
+  return claims === undefined ? null : offeredClaims(configuration, claims, offer.legacy_w3c_claims === 1);
 }
 
 async function deferIssuance(

@@ -35,7 +35,13 @@ const ClaimPathElement = Type.Union([
 
 export const ClaimDescription = Type.Object(
   {
-    path: Type.Array(ClaimPathElement, { minItems: 1, maxItems: 8 }),
+    // Nine steps: W3C paths gained their credentialSubject step (migration 0017) and can come back as they read.
+    path: Type.Array(ClaimPathElement, {
+      minItems: 1,
+      maxItems: 9,
+      description:
+        'A claims path pointer into the credential (OpenID4VCI Appendix C): mso_mdoc [namespace, element]; jwt_vc_json and ldp_vc from credentialSubject, e.g. ["credentialSubject", "degree", "name"]; dc+sd-jwt from a claim name.',
+    }),
     display: Type.Optional(
       Type.Array(
         Type.Object(
@@ -76,7 +82,8 @@ export const ConfigurationBody = Type.Object(
     ),
     claims: Type.Array(ClaimDescription, {
       maxItems: 100,
-      description: 'The claims, by path (mso_mdoc: [namespace, element]).',
+      description:
+        'The claims, by path into the credential (mso_mdoc: [namespace, element]; jwt_vc_json and ldp_vc: ["credentialSubject", …]).',
     }),
     display: Type.Optional(Display),
     scope: Type.Optional(
@@ -102,7 +109,7 @@ export const ConfigurationBody = Type.Object(
         Type.Union(PROFILE_FIELDS.map((f) => Type.Literal(f))),
         {
           description:
-            "Claims taken from the person's Coffer profile (claim name → profile field); issued under the authorization code grant after the person logs in.",
+            "Claims taken from the person's Coffer profile (claim name → profile field; jwt_vc_json and ldp_vc: a member of credentialSubject); issued under the authorization code grant after the person logs in.",
         },
       ),
     ),
@@ -128,7 +135,8 @@ export const CreateOfferBody = Type.Object(
         Type.String({ minLength: 1, maxLength: 64 }),
         Type.Object({}, { additionalProperties: true }),
         {
-          description: 'Per configuration id, the claims to issue. Absent: deferred until PUT …/claims.',
+          description:
+            'Per configuration id, the claims to issue, as the credential addresses them (mso_mdoc: {namespace: {element: value}}; jwt_vc_json and ldp_vc: {"credentialSubject": {…}}). Absent: deferred until PUT …/claims.',
         },
       ),
     ),
@@ -208,6 +216,7 @@ export const DeferredClaimsBody = Type.Object(
     claims: Type.Record(
       Type.String({ minLength: 1, maxLength: 64 }),
       Type.Object({}, { additionalProperties: true }),
+      { description: 'Per configuration id, the claims to issue, shaped as in POST /v1/issuer/offers.' },
     ),
   },
   { additionalProperties: false },

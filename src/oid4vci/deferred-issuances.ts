@@ -8,7 +8,7 @@ import { runPeriodically } from '../periodic.ts';
 import { findUserById, type UserIdentity } from '../users/user-repository.ts';
 import { encryptedCredentialCall, type ResponseEncryption } from './credential-encryption.ts';
 import { copiesOf } from './credential-request.ts';
-import { configurationDisplayName, issuerDisplayOf } from './issuance-offer.ts';
+import { configurationClaimNames, configurationDisplayName, issuerDisplayOf } from './issuance-offer.ts';
 import {
   dpopOptions,
   type IssuanceKey,
@@ -262,6 +262,7 @@ async function pollRow(deps: DeferredDeps & { now: () => Date }, row: DeferredRo
       issuerDisplay: {
         ...issuerDisplayOf(state.metadata, row.credential_issuer),
         credential_name: configurationDisplayName(state.metadata, row.configuration_id),
+        claim_names: configurationClaimNames(state.metadata, row.configuration_id),
       },
       copies: copiesOf(answer.credentials, keys),
       notification: notificationRecord({ metadata: state.metadata }, token, answer.notificationId ?? null),

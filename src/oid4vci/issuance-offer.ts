@@ -1,6 +1,7 @@
 import type { CredentialOfferObject, IssuerMetadataResult, Openid4vciClient } from '@openid4vc/openid4vci';
 import { CofferError } from '../errors.ts';
 import { FORMAT_IDS, type FormatId } from '../formats/credential-format.ts';
+import type { ClaimName } from '../formats/display-names.ts';
 import { OutboundError } from '../http/outbound.ts';
 import type { MetadataSigner } from './signed-metadata.ts';
 
@@ -134,6 +135,35 @@ export function configurationDisplayName(metadata: IssuerMetadataResult, id: str
   const configuration = configurationNamed(metadata, id);
   const name = configuration && configurationDisplayOf(configuration)?.name;
   return typeof name === 'string' ? name : null;
+}
+
+/** A claims path pointer step (Appendix C) of a plausible size; anything else is no path. */
+const isPathStep = (step: unknown) =>
+  step === null ||
+  (typeof step === 'string' && step.length <= 256) ||
+  (typeof step === 'number' && Number.isInteger(step) && step >= 0);
+
+/**
+ * The names a credential configuration gives its claims (`credential_metadata.claims`, or the
+ * older top-level `claims` array), kept with what it issues so the wallet page shows them: each
+ * path as the issuer wrote it, a pointer into the credential, with its English display name (else
+ * the one without a locale, else the first). At most 100, each name at most 200 characters.
+ */
+export function configurationClaimNames(metadata: IssuerMetadataResult, id: string): ClaimName[] {
+  const configuration = configurationNamed(metadata, id);
+  if (!configuration) return [];
+  const claims =
+    (configuration['credential_metadata'] as { claims?: unknown } | undefined)?.claims ??
+    configuration['claims'];
+  if (!Array.isArray(claims)) return [];
+  const names: ClaimName[] = [];
+  for (const claim of claims.slice(0, 100) as { path?: unknown; display?: unknown }[]) {
+    const path = claim?.path;
+    if (!Array.isArray(path) || path.length === 0 || path.length > 16 || !path.every(isPathStep)) continue;
+    const name = displayOf(claim.display)?.name;
+    if (typeof name === 'string' && name !== '') names.push({ path, name: name.slice(0, 200) });
+  }
+  return names;
 }
 
 /** At most this many credentials in one offer, or to choose from in one wallet-initiated issuance. */

@@ -24,6 +24,7 @@ import { holderKeyContext } from '../users/user-service.ts';
 import { planProofs, requestCredential } from './credential-request.ts';
 import { scheduleDeferredIssuance } from './deferred-issuances.ts';
 import {
+  configurationClaimNames,
   configurationDisplayName,
   offerRefused,
   type ResolvedOffer,
@@ -379,6 +380,7 @@ async function receiveOffered(
             name: params.issuer.name,
             logo: params.issuer.logo,
             credential_name: configurationDisplayName(params.metadata, configuration.id),
+            claim_names: configurationClaimNames(params.metadata, configuration.id),
           },
           copies: outcome.copies,
           notification: notificationRecord(params, token, outcome.notificationId),

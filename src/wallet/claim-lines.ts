@@ -48,15 +48,33 @@ function text(value: unknown): string {
 
 const clip = (value: string) => (value.length > MAX_VALUE ? `${value.slice(0, MAX_VALUE)}…` : value);
 
-function collect(value: unknown, label: string, lines: ClaimLine[], depth: number): void {
+/**
+ * A claim's name for the page: the issuer's, given its path into the credential's claims, else
+ * the claim's own label.
+ */
+export type ClaimNamer = (path: (string | number)[]) => string | undefined;
+
+interface Collecting {
+  lines: ClaimLine[];
+  nameOf: ClaimNamer;
+}
+
+function collect(
+  value: unknown,
+  at: { label: string; path: (string | number)[] },
+  into: Collecting,
+  depth: number,
+): void {
+  const { lines } = into;
   if (lines.length >= MAX_LINES) return;
+  const line = (shown: string) => lines.push({ label: into.nameOf(at.path) ?? at.label, value: clip(shown) });
   if (Array.isArray(value)) {
     if (value.every((v) => typeof v !== 'object' || v === null)) {
-      lines.push({ label, value: clip(value.map(text).join(', ')) });
+      line(value.map(text).join(', '));
       return;
     }
     value.forEach((item, i) => {
-      collect(item, `${label} ${i + 1}`, lines, depth + 1);
+      collect(item, { label: `${at.label} ${i + 1}`, path: [...at.path, i] }, into, depth + 1);
     });
     return;
   }
@@ -70,26 +88,37 @@ function collect(value: unknown, label: string, lines: ClaimLine[], depth: numbe
         ? Object.entries(value)
         : undefined;
   if (!entries || depth > 4) {
-    lines.push({ label, value: clip(text(value)) });
+    line(text(value));
     return;
   }
   for (const [key, inner] of entries) {
     if (depth === 0 && MACHINERY.has(key)) continue;
     if (key === 'id' && typeof inner === 'string' && inner.startsWith('did:')) continue;
-    collect(inner, label ? `${label}.${key}` : key, lines, depth + 1);
+    collect(
+      inner,
+      { label: at.label ? `${at.label}.${key}` : key, path: [...at.path, key] },
+      into,
+      depth + 1,
+    );
   }
 }
 
-/** The lines of a summary's claims; a W3C credential's subject fields come without their prefix. */
-export function claimLines(claims: Record<string, unknown>): ClaimLine[] {
-  const lines: ClaimLine[] = [];
+/**
+ * The lines of a summary's claims; a W3C credential's subject fields come without their prefix
+ * in their labels, while `nameOf` gets every claim's whole path (W3C: from credentialSubject).
+ */
+export function claimLines(
+  claims: Record<string, unknown>,
+  nameOf: ClaimNamer = () => undefined,
+): ClaimLine[] {
+  const into: Collecting = { lines: [], nameOf };
   const subject = claims['credentialSubject'];
   if (subject !== undefined) {
     const { credentialSubject: _subject, ...rest } = claims;
-    collect(subject, '', lines, 1);
-    collect(rest, '', lines, 0);
+    collect(subject, { label: '', path: ['credentialSubject'] }, into, 1);
+    collect(rest, { label: '', path: [] }, into, 0);
   } else {
-    collect(claims, '', lines, 0);
+    collect(claims, { label: '', path: [] }, into, 0);
   }
-  return lines;
+  return into.lines;
 }

@@ -11,7 +11,12 @@ import {
 import { type HistoryEvent, typesOf } from '../credentials/history-events.ts';
 import { notFound } from '../errors.ts';
 import type { CredentialSummary, ParseContext } from '../formats/credential-format.ts';
-import { credentialTypeName, issuerName, namesInCredential } from '../formats/display-names.ts';
+import {
+  claimDisplayName,
+  credentialTypeName,
+  issuerName,
+  namesInCredential,
+} from '../formats/display-names.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { IssuerDisplay } from '../oid4vci/issuance-offer.ts';
@@ -122,7 +127,7 @@ async function describe(
     validUntil: summary.validUntil,
     validity: validityOf(summary, context.now),
     status: reference ? await deps.status.check(reference) : null,
-    claims: claimLines(summary.claims),
+    claims: claimLines(summary.claims, (path) => claimDisplayName(display?.claim_names ?? [], path)),
   };
 }
 

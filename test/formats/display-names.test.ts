@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  claimDisplayName,
   credentialTypeName,
   issuerName,
   namesInCredential,
@@ -116,4 +117,31 @@ test('only the W3C formats name their issuer and themselves; language maps give 
   assert.deepEqual(namesInCredential('jwt_vc_json', { issuer: ED25519_DID }), {});
   // An SD-JWT VC's `name` is the person's.
   assert.deepEqual(namesInCredential('dc+sd-jwt', { name: 'Ada Lovelace' }), {});
+});
+
+test("claims get the issuer's names by path into the credential, W3C ones from credentialSubject", () => {
+  const names = [
+    { path: ['credentialSubject', 'given_name'], name: 'Given name' },
+    { path: ['credentialSubject', 'degree'], name: 'Degree' },
+    { path: ['credentialSubject', 'degree', 'name'], name: ' Degree\u202e name ' },
+    { path: ['credentialSubject', 'nationalities', null], name: 'Nationalities' },
+    { path: ['credentialSubject', 'jobs', null, 'title'], name: 'Job title' },
+    { path: ['family_name'], name: 'Family name' },
+    { path: ['org.iso.18013.5.1', 'birth_date'], name: 'Date of birth' },
+  ];
+  assert.equal(claimDisplayName(names, ['credentialSubject', 'given_name']), 'Given name');
+  assert.equal(claimDisplayName(names, ['credentialSubject', 'degree', 'name']), 'Degree name');
+  assert.equal(claimDisplayName(names, ['credentialSubject', 'degree', 'type']), 'Degree.type');
+  assert.equal(claimDisplayName(names, ['credentialSubject', 'nationalities']), 'Nationalities');
+  assert.equal(claimDisplayName(names, ['credentialSubject', 'jobs', 1, 'title']), 'Job title');
+  assert.equal(claimDisplayName(names, ['credentialSubject', 'jobs', 1, 'since']), undefined);
+  assert.equal(claimDisplayName(names, ['org.iso.18013.5.1', 'birth_date']), 'Date of birth');
+  // Paths apply from the credential's root: a W3C subject claim is not the root's `family_name`.
+  assert.equal(claimDisplayName(names, ['credentialSubject', 'family_name']), undefined);
+  assert.equal(claimDisplayName(names, ['family_name']), 'Family name');
+  assert.equal(
+    claimDisplayName([{ path: ['a'], name: '\u0000 ' }], ['a']),
+    undefined,
+    'an empty name is none',
+  );
 });

@@ -20,7 +20,9 @@ import { createDidHolder } from '../helpers/issuers/holder.ts';
  * leaf's key and against the key its did:jwk `iss` names, and kept by Coffer's wallet.
  */
 
-const CLAIMS = { given_name: 'Ada', degree: { type: 'BachelorDegree', name: 'Mathematics' } };
+const SUBJECT = { given_name: 'Ada', degree: { type: 'BachelorDegree', name: 'Mathematics' } };
+/** Claims as the credential addresses them, as claim paths do. */
+const CLAIMS = { credentialSubject: SUBJECT };
 const STATUS_URI = 'https://coffer.example/v1/status-lists/bitstring-1';
 
 let issuer: TestIssuer;
@@ -58,7 +60,7 @@ describe('issuing jwt_vc_json', () => {
       '@context': ['https://www.w3.org/2018/credentials/v1'],
       id: credential.id,
       type: ['VerifiableCredential', 'UniversityDegreeCredential'],
-      credentialSubject: { id: subject, ...CLAIMS },
+      credentialSubject: { id: subject, ...SUBJECT },
       credentialStatus: {
         id: `${STATUS_URI}#131000`,
         type: 'BitstringStatusListEntry',

@@ -21,11 +21,13 @@ import {
  * @digitalbazaar/bbs-2023-cryptosuite and @digitalbazaar/vc — and kept by Coffer's wallet.
  */
 
-const CLAIMS = {
+const SUBJECT = {
   given_name: 'Ada',
   family_name: 'Lovelace',
   degree: { type: 'BachelorDegree', name: 'Mathematics' },
 };
+/** Claims as the credential addresses them, as claim paths do. */
+const CLAIMS = { credentialSubject: SUBJECT };
 const STATUS_URI = 'https://coffer.example/v1/status-lists/bitstring-2';
 
 let issuer: TestIssuer;
@@ -139,6 +141,48 @@ describe('issuing ldp_vc (bbs-2023)', () => {
     })) as { credentialSubject: Record<string, unknown>; proof: object };
     assert.equal(derived.credentialSubject['family_name'], 'Lovelace');
     assert.equal(derived.credentialSubject['given_name'], undefined);
+  });
+
+  test('claims kept disclosed are mandatory: a derived proof shows them unasked, by path into the credential', async () => {
+    const subject = accountDid();
+    const issued = await issueLdpVc(
+      issuer.material,
+      credentialFor(
+        { did: subject },
+        {
+          claims: { credentialSubject: { ...SUBJECT, awards: ['Prize', 'Medal'] } },
+          alwaysDisclosed: [
+            ['credentialSubject', 'degree', 'name'],
+            ['credentialSubject', 'awards', null],
+            ['credentialSubject', 'not_given'],
+          ],
+        },
+      ),
+      new Date(),
+    );
+    const header = new Uint8Array(randomBytes(16));
+    const derived = await deriveWithStock(issued, ['/credentialSubject/given_name'], header);
+    const { result } = await verifyWithStock(derived, header);
+    assert.equal(result.verified, true, JSON.stringify(result.error ?? result.results, null, 1));
+    assert.deepEqual(derived.credentialSubject, {
+      id: subject,
+      given_name: 'Ada',
+      degree: { type: 'BachelorDegree', name: 'Mathematics' },
+      awards: ['Prize', 'Medal'],
+    });
+  });
+
+  test('claims are given under credentialSubject: anything else, or the subject id, is refused', async () => {
+    for (const claims of [
+      SUBJECT,
+      { ...CLAIMS, issuer: 'did:example:evil' },
+      { credentialSubject: { id: 'x' } },
+    ]) {
+      await assert.rejects(
+        issueLdpVc(issuer.material, credentialFor({ did: accountDid() }, { claims }), new Date()),
+        (error: Error) => /cannot be issued/.test(error.message),
+      );
+    }
   });
 
   test('a holder given as a key is the subject by its did:jwk', async () => {

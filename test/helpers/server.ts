@@ -43,6 +43,11 @@ export interface TestServerOptions {
   outbound?: OutboundClient;
   /** The credential issuer's clock, for tests of expiry. */
   issuerClock?: () => Date;
+  /**
+   * A database (and the master key of what is sealed in it) to start over instead of a fresh
+   * one, e.g. rows written at an earlier migration: the server migrates it as an upgrade would.
+   */
+  existing?: { testDatabase: TestDatabase; masterKey: Buffer };
 }
 
 /** A real Coffer server on 127.0.0.1 (random port) over a fresh database of the given kind. */
@@ -51,8 +56,8 @@ export async function startTestServer(
   extraEnv: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const testDatabase = await createTestDatabase(kind);
-  const masterKey = randomBytes(32);
+  const testDatabase = options.existing?.testDatabase ?? (await createTestDatabase(kind));
+  const masterKey = options.existing?.masterKey ?? randomBytes(32);
   const port = await freePort();
   const env: Record<string, string> = {
     NODE_ENV: 'test',

@@ -36,14 +36,36 @@ const CONFIGURATIONS: Record<string, Json> = {
     format: 'dc+sd-jwt',
     vct: 'https://university.example/degree',
     display: [{ name: 'University degree' }],
-    claims: [{ path: ['given_name'], mandatory: true }, { path: ['degree'] }],
+    claims: [
+      { path: ['given_name'], mandatory: true, display: [{ name: 'Given name', locale: 'en' }] },
+      { path: ['degree'] },
+    ],
     status: true,
   },
   enrolment: {
     format: 'ldp_vc',
     type: 'EnrolmentCredential',
-    claims: [{ path: ['given_name'], mandatory: true }, { path: ['programme'] }],
+    claims: [
+      {
+        path: ['credentialSubject', 'given_name'],
+        mandatory: true,
+        display: [
+          { name: 'Vorname', locale: 'de' },
+          { name: 'Given name', locale: 'en' },
+        ],
+      },
+      { path: ['credentialSubject', 'programme'], display: [{ name: 'Programme of study', locale: 'en' }] },
+    ],
     status: true,
+  },
+  diploma: {
+    format: 'jwt_vc_json',
+    type: 'DiplomaCredential',
+    claims: [
+      { path: ['credentialSubject', 'degree', 'name'], display: [{ name: 'Degree', locale: 'en' }] },
+      { path: ['credentialSubject', 'degree', 'type'] },
+      { path: ['credentialSubject', 'honours', null], display: [{ name: 'Honours', locale: 'en' }] },
+    ],
   },
   licence: {
     format: 'mso_mdoc',
@@ -117,7 +139,9 @@ for (const kind of DATABASE_KINDS) {
     });
 
     test("ldp_vc: a bbs-2023 credential from the issuer's did:key, its subject the person's DID", async () => {
-      const { received } = await receive(world, 'enrolment', { given_name: 'Ada', programme: 'Mathematics' });
+      const { received } = await receive(world, 'enrolment', {
+        credentialSubject: { given_name: 'Ada', programme: 'Mathematics' },
+      });
       assert.equal(received.format, 'ldp_vc', JSON.stringify(received));
       const entry = (await listed(world)).find((e: Json) => e.id === received.credential_id);
       assert.ok(entry, 'the credential is in the list (an ldp_vc entry is the credential itself)');
@@ -195,6 +219,38 @@ for (const kind of DATABASE_KINDS) {
         'application/statuslist+jwt',
         'the JWT when both are taken',
       );
+    });
+
+    // Last: looking at the wallet caches the status lists the revocation tests above read afresh.
+    test("the wallet shows each claim by the name the issuer's metadata gives it, W3C paths from credentialSubject", async () => {
+      // What the page shows, label by label (a stored credential's members come in its own order).
+      const labels = async (credentialId: string) =>
+        Object.fromEntries((await shownIn(world, credentialId)).claims.map((c: Json) => [c.label, c.value]));
+      const enrolment = await receive(world, 'enrolment', {
+        credentialSubject: { given_name: 'Ada', programme: 'Mathematics' },
+      });
+      assert.deepEqual(await labels(enrolment.received.credential_id), {
+        'Given name': 'Ada',
+        'Programme of study': 'Mathematics',
+      });
+      const diploma = await receive(world, 'diploma', {
+        credentialSubject: {
+          degree: { type: 'BachelorDegree', name: 'BSc Mathematics' },
+          honours: ['First class', "Dean's list"],
+        },
+      });
+      assert.equal(diploma.received.format, 'jwt_vc_json');
+      assert.deepEqual(await labels(diploma.received.credential_id), {
+        // A claim the metadata describes without a name keeps its own.
+        'degree.type': 'BachelorDegree',
+        Degree: 'BSc Mathematics',
+        Honours: "First class, Dean's list",
+      });
+      const degree = await receive(world, 'degree', { given_name: 'Ada', degree: 'BSc Mathematics' });
+      assert.deepEqual(await labels(degree.received.credential_id), {
+        'Given name': 'Ada',
+        degree: 'BSc Mathematics',
+      });
     });
   });
 }

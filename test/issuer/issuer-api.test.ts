@@ -141,6 +141,9 @@ for (const kind of DATABASE_KINDS) {
           '/body/claims/0/path',
         ],
         [{ format: 'dc+sd-jwt', vct: 'x', claims: [{ path: [0, 'a'] }] }, '/body/claims/0/path'],
+        // W3C paths point into the credential: from credentialSubject.
+        [{ format: 'ldp_vc', type: 'Degree', claims: [{ path: ['name'] }] }, '/body/claims/0/path'],
+        [{ format: 'jwt_vc_json', type: 'Degree', claims: [{ path: ['name'] }] }, '/body/claims/0/path'],
         [
           { format: 'dc+sd-jwt', vct: 'x', claims: [{ path: ['a'] }, { path: ['b'] }, { path: ['a'] }] },
           '/body/claims/2/path',

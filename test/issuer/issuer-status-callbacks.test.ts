@@ -34,7 +34,7 @@ for (const kind of DATABASE_KINDS) {
         'degree-jwt': {
           format: 'jwt_vc_json',
           type: 'UniversityDegreeCredential',
-          claims: CLAIMS,
+          claims: CLAIMS.map((claim) => ({ ...claim, path: ['credentialSubject', ...claim.path] })),
           status: true,
         },
       })) {
@@ -51,7 +51,9 @@ for (const kind of DATABASE_KINDS) {
     async function issued(configurationId: string) {
       const offer = await world.offer({
         configuration_ids: [configurationId],
-        claims: { [configurationId]: DEGREE },
+        claims: {
+          [configurationId]: configurationId === 'degree-jwt' ? { credentialSubject: DEGREE } : DEGREE,
+        },
       });
       const { credentials } = await world.wallet.receive(offer.offer_link);
       const records = await world.api('GET', `/v1/issuer/credentials?offer=${offer.id}`);

@@ -71,6 +71,10 @@ describe('/openapi.json describes the issuer', () => {
     for (const member of ['vct', 'doctype', 'type', 'scope', 'status', 'batch_size', 'from_profile']) {
       assert.ok(configuration.properties[member], member);
     }
+    // Claim paths are pointers into the credential, W3C ones from credentialSubject.
+    const claim = resolved(document, configuration.properties.claims.items);
+    assert.match(claim.properties.path.description, /Appendix C/);
+    assert.match(claim.properties.path.description, /\["credentialSubject", "degree", "name"\]/);
     assert.ok(put.responses['201'] && put.responses['200'] && put.responses['409'] && put.responses['403']);
     assert.ok(document.paths['/v1/issuer/configurations/{id}'].delete.responses['204']);
 
@@ -80,6 +84,7 @@ describe('/openapi.json describes the issuer', () => {
     for (const member of ['claims', 'user_id', 'grant', 'tx_code', 'expires_in', 'callback_url']) {
       assert.ok(offerBody.properties[member], member);
     }
+    assert.match(offerBody.properties.claims.description, /"credentialSubject"/);
     const created = resolved(document, offer.responses['201'].content['application/json'].schema);
     assert.ok(created.properties.data.properties.offer_link);
     assert.ok(created.properties.data.properties.tx_code);

@@ -36,23 +36,30 @@ export const CONFIGURATIONS: Record<string, Record<string, unknown>> = {
   'degree-jwt': {
     format: 'jwt_vc_json',
     type: 'UniversityDegreeCredential',
-    claims: [{ path: ['given_name'], mandatory: true }, { path: ['degree'] }],
+    claims: [
+      { path: ['credentialSubject', 'given_name'], mandatory: true },
+      { path: ['credentialSubject', 'degree'] },
+    ],
     status: true,
   },
   'degree-ldp': {
     format: 'ldp_vc',
     type: 'UniversityDegreeCredential',
-    claims: [{ path: ['given_name'], mandatory: true }, { path: ['degree'] }],
+    claims: [
+      { path: ['credentialSubject', 'given_name'], mandatory: true },
+      { path: ['credentialSubject', 'degree'] },
+    ],
     status: true,
   },
 };
 
 const DEGREE = { given_name: 'Ada', degree: 'BSc Mathematics' };
+// Claims as each credential addresses them: W3C ones under credentialSubject.
 const CLAIMS: Record<string, Record<string, unknown>> = {
   'degree-sd': DEGREE,
   mdl: { [MDL_NS]: { given_name: 'Ada', age_over_18: true } },
-  'degree-jwt': DEGREE,
-  'degree-ldp': DEGREE,
+  'degree-jwt': { credentialSubject: DEGREE },
+  'degree-ldp': { credentialSubject: DEGREE },
 };
 
 for (const kind of DATABASE_KINDS) {

@@ -1819,8 +1819,18 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       claims: [{ path: [MDL_NAMESPACE, 'given_name'] }],
       status: true,
     },
-    degree: { format: 'jwt_vc_json', type: 'Degree', claims: [{ path: ['degree'] }], status: true },
-    badge: { format: 'ldp_vc', type: 'Badge', claims: [], from_profile: { name: 'first_name' } },
+    degree: {
+      format: 'jwt_vc_json',
+      type: 'Degree',
+      claims: [{ path: ['credentialSubject', 'degree'] }],
+      status: true,
+    },
+    badge: {
+      format: 'ldp_vc',
+      type: 'Badge',
+      claims: [{ path: ['credentialSubject', 'name'] }],
+      from_profile: { name: 'first_name' },
+    },
   };
   const PID_CLAIMS = { pid: { given_name: 'Ada', address: { locality: 'London' } } };
 
@@ -1883,7 +1893,7 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     for (let i = 0; i < 4; i++) {
       const open = await offer({
         configuration_ids: ['pid', 'degree'],
-        claims: { ...PID_CLAIMS, degree: { degree: 'BSc' } },
+        claims: { ...PID_CLAIMS, degree: { credentialSubject: { degree: 'BSc' } } },
         tx_code: { length: 6 },
       });
       const document = await server.request('GET', new URL(open.credential_offer_uri).pathname);
@@ -1896,7 +1906,11 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     // The offer the credential endpoint fuzzing spends its token on.
     const fuzzed = await offer({
       configuration_ids: ['pid', 'mdl', 'degree'],
-      claims: { ...PID_CLAIMS, mdl: { [MDL_NAMESPACE]: { given_name: 'Ada' } }, degree: { degree: 'BSc' } },
+      claims: {
+        ...PID_CLAIMS,
+        mdl: { [MDL_NAMESPACE]: { given_name: 'Ada' } },
+        degree: { credentialSubject: { degree: 'BSc' } },
+      },
     });
     offerIds.push(fuzzed.id);
     const fuzzToken = await redeemOffer(fuzzed.credential_offer_uri);
@@ -2042,6 +2056,12 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
           mutated(validOffer),
           mutated(validOffer.tx_code).map((tx_code) => ({ ...validOffer, tx_code })),
           mutated(PID_CLAIMS.pid).map((pid) => ({ ...validOffer, claims: { pid } })),
+          // A W3C configuration's claims, addressed from credentialSubject as its paths are.
+          mutated({ credentialSubject: { degree: 'BSc' } }).map((degree) => ({
+            ...validOffer,
+            configuration_ids: ['degree'],
+            claims: { degree },
+          })),
           fc.tuple(nasty, nastyValue).map(([key, value]) => ({ ...validOffer, claims: { [key]: value } })),
         ),
         async (body) =>

@@ -5,8 +5,8 @@ import {
   holderDidOf,
   type IssuerSigningMaterial,
   prepareSigningMaterial,
-  refuseReserved,
   seconds,
+  subjectClaimsOf,
 } from '../credential-issuance.ts';
 
 /**
@@ -22,7 +22,7 @@ export async function issueJwtVc(
   credential: CredentialToIssue,
   now: Date,
 ): Promise<string> {
-  refuseReserved(credential.claims, ['id']);
+  const claims = subjectClaimsOf(credential.claims);
   const prepared = prepareSigningMaterial(material);
   const subject = holderDidOf(credential.holder);
   const { validUntil, status } = credential;
@@ -37,7 +37,7 @@ export async function issueJwtVc(
       '@context': ['https://www.w3.org/2018/credentials/v1'],
       id: credential.id,
       type: ['VerifiableCredential', credential.type],
-      credentialSubject: { id: subject, ...credential.claims },
+      credentialSubject: { id: subject, ...claims },
       ...(status ? { credentialStatus: bitstringStatusEntry(status) } : {}),
     },
   };

@@ -6,10 +6,11 @@ import {
   dateTime,
   holderDidOf,
   type IssuerSigningMaterial,
-  refuseReserved,
+  subjectClaimsOf,
 } from '../credential-issuance.ts';
 import { createBaseProof } from './bbs-2023/base-proof.ts';
 import type { SecuredDocument } from './bbs-2023/shared.ts';
+import { pointersOf } from './claim-pointers.ts';
 import { createDocumentLoader } from './contexts/document-loader.ts';
 import { VC_V2_CONTEXT } from './ldp-vc-rules.ts';
 
@@ -50,7 +51,7 @@ export async function issueLdpVc(
   _now: Date,
   deps: LdpIssueDeps = {},
 ): Promise<SecuredDocument> {
-  refuseReserved(credential.claims, ['id']);
+  const claims = subjectClaimsOf(credential.claims);
   const { bbs } = material;
   const { validUntil, status } = credential;
   const document: Record<string, unknown> = {
@@ -60,7 +61,7 @@ export async function issueLdpVc(
     issuer: bbs.did,
     validFrom: dateTime(credential.validFrom),
     ...(validUntil ? { validUntil: dateTime(validUntil) } : {}),
-    credentialSubject: { id: holderDidOf(credential.holder), ...credential.claims },
+    credentialSubject: { id: holderDidOf(credential.holder), ...claims },
     ...(status ? { credentialStatus: bitstringStatusEntry(status) } : {}),
   };
   const options = {
@@ -69,7 +70,13 @@ export async function issueLdpVc(
     verificationMethod: `${bbs.did}#${bbs.did.slice('did:key:'.length)}`,
     proofPurpose: 'assertionMethod',
   };
-  const mandatory = MANDATORY.filter((pointer) => document[pointer.slice(1)] !== undefined);
+  // Claims the configuration keeps disclosed (selectively_disclosable: false) join them.
+  const mandatory = [
+    ...new Set([
+      ...MANDATORY.filter((pointer) => document[pointer.slice(1)] !== undefined),
+      ...pointersOf(document, credential.alwaysDisclosed ?? []),
+    ]),
+  ];
   return createBaseProof(
     document,
     options,
