@@ -21,7 +21,12 @@ export function queuedCallbackEvent(input: {
   clientId: number;
   event: Record<string, unknown>;
 }): string {
-  return JSON.stringify({ ...input.event, iss: input.issuer, aud: String(input.clientId), jti: randomUUID() });
+  return JSON.stringify({
+    ...input.event,
+    iss: input.issuer,
+    aud: String(input.clientId),
+    jti: randomUUID(),
+  });
 }
 
 /**
