@@ -47,9 +47,10 @@ export const USAGE = `Usage: coffer <command> [options]
                 [--post-logout-redirect-uri URI]... [--verifier-metadata FILE]
                 [--grant GRANT]... [--[no-]dpop-bound] [--[no-]require-par]
                 [--wallet-login FILE|none] [--json]
-                (--wallet-login: a JSON file {"dcql_query": …, "account_claim": ["email"]} that
-                 lets people log in with a credential from a wallet; the client must be a
-                 verifier (verifier enable); none removes it)
+                (--wallet-login: a JSON file {"dcql_query": …, "account_claim": ["email"],
+                 "trusted_issuers"?: [PEM or DID, …]} that lets people log in with a credential
+                 from a wallet, issued by one of trusted_issuers (else ISSUER_TRUST_ANCHORS); the
+                 client must be a verifier (verifier enable); none removes it)
   client secret-rotate ID [--json]
   token create --client ID [--json]
   token revoke TOKEN [--json]

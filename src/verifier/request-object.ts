@@ -18,6 +18,8 @@ export interface StoredRequest {
   expectedOrigins: string[] | null;
   /** PEM CA certificates and DIDs trusted for this request. */
   trustedIssuers: string[];
+  /** Only those are trusted, not ISSUER_TRUST_ANCHORS (a client's wallet log-in that names its issuers). */
+  onlyTrustedIssuers?: boolean;
   checkStatus: boolean;
   callbackUrl: string | null;
   /** The public half of the response encryption key, as client_metadata.jwks carries it. */

@@ -96,7 +96,7 @@ function encodeTransactionData(body: CreateVerifierRequestBody, query: DcqlQuery
 }
 
 /** Each trusted issuer is a PEM CA certificate or a DID. */
-function checkTrustedIssuers(values: string[] | undefined): string[] {
+export function checkTrustedIssuers(values: string[] | undefined): string[] {
   return (values ?? []).map((value, index) => {
     if (value.startsWith('did:')) return value;
     try {
@@ -166,8 +166,11 @@ export async function createVerifierRequest(
   deps: VerifierDeps,
   clientId: number,
   body: CreateVerifierRequestBody,
-  /** A request Coffer makes for a log-in (wallet-login.ts) names its interaction. */
-  options: { interactionId?: string } = {},
+  /**
+   * A request Coffer makes for a log-in (wallet-login.ts) names its interaction, and may trust
+   * only the issuers the client's wallet log-in names.
+   */
+  options: { interactionId?: string; onlyTrustedIssuers?: boolean } = {},
 ) {
   const verifier = await verifierOf(deps, clientId);
   const dcqlQuery = parseDcql(body.dcql_query);
@@ -202,6 +205,7 @@ export async function createVerifierRequest(
     redirectUri,
     expectedOrigins: body.expected_origins ?? null,
     trustedIssuers,
+    ...(options.onlyTrustedIssuers ? { onlyTrustedIssuers: true } : {}),
     checkStatus: body.check_status ?? true,
     callbackUrl,
     encryptionJwk,

@@ -58,7 +58,10 @@ function trustOf(request: StoredRequest, anchors: X509Certificate[]) {
   const certificates = request.trustedIssuers
     .filter((value) => !value.startsWith('did:'))
     .map((pem) => parseCertificate(pem));
-  return { issuerTrustAnchors: [...anchors, ...certificates], trustedIssuerDids: dids };
+  return {
+    issuerTrustAnchors: [...(request.onlyTrustedIssuers ? [] : anchors), ...certificates],
+    trustedIssuerDids: dids,
+  };
 }
 
 /** The vp_token of OpenID4VP 1.0 §8.1: an object of query ids, each an array of presentations. */

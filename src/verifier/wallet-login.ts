@@ -8,15 +8,16 @@ import { gone, type InteractionDeps, kindOf } from '../interaction/interaction-s
 import { isEmailAddress } from '../interaction/login-methods.ts';
 import type { VerifierDeps } from './verifier-deps.ts';
 import { findRequestOfInteraction, findVerifier, updateVerifierRequest } from './verifier-repository.ts';
-import { createVerifierRequest, parseDcql } from './verifier-requests.ts';
+import { checkTrustedIssuers, createVerifierRequest, parseDcql } from './verifier-requests.ts';
 import { readVerifierResult, requestForPage } from './verifier-service.ts';
 import { requestQrSvg } from './verify-page.ts';
 
 /**
  * Logging in with a wallet (DESIGN.md): a client configured with `--wallet-login` offers a third
  * log-in method. Coffer makes a presentation request for that client's verifier with the
- * configured DCQL query; once the wallet's answer is verified — from an issuer of
- * ISSUER_TRUST_ANCHORS only — the claim at `account_claim` is the account's e-mail address, and
+ * configured DCQL query; once the wallet's answer is verified — from an issuer the file's
+ * `trusted_issuers` names, or without them one of ISSUER_TRUST_ANCHORS, only — the claim at
+ * `account_claim` is the account's e-mail address, and
  * the proof `{method: 'credential', email, claims}` goes to the interaction's kind like any other
  * log-in. The interaction core knows none of this: it carries requests to the registered method.
  */
@@ -25,6 +26,11 @@ export interface WalletLogin {
   dcql_query: Record<string, unknown>;
   /** A claims path (DCQL §7) into the verified claims: the account's e-mail address. */
   account_claim: string[];
+  /**
+   * The issuers whose credentials log people in for this client (PEM CA certificates or DIDs),
+   * instead of ISSUER_TRUST_ANCHORS: whoever may assert an e-mail address controls the account.
+   */
+  trusted_issuers?: string[];
 }
 
 const unusable = (sentence: string) => new CofferError('invalid_request', sentence);
@@ -50,7 +56,12 @@ export async function checkWalletLogin(
     throw unusable(
       'The --wallet-login file must hold a JSON object {"dcql_query": …, "account_claim": […]}.',
     );
-  const { dcql_query: dcqlQuery, account_claim: accountClaim, ...rest } = value as Record<string, unknown>;
+  const {
+    dcql_query: dcqlQuery,
+    account_claim: accountClaim,
+    trusted_issuers: trustedIssuers,
+    ...rest
+  } = value as Record<string, unknown>;
   const extra = Object.keys(rest);
   if (extra.length) throw unusable(`The --wallet-login file has ${extra[0]}, which is not taken.`);
   if (dcqlQuery === null || typeof dcqlQuery !== 'object' || Array.isArray(dcqlQuery))
@@ -85,8 +96,30 @@ export async function checkWalletLogin(
       `Client ${clientId} is not a verifier; run \`coffer verifier enable --client ${clientId}\` first (its key signs the requests to wallets).`,
     );
   }
-  const stored: WalletLogin = { dcql_query: dcqlQuery as Record<string, unknown>, account_claim: path };
+  const stored: WalletLogin = {
+    dcql_query: dcqlQuery as Record<string, unknown>,
+    account_claim: path,
+    ...(trustedIssuers === undefined ? {} : { trusted_issuers: checkLoginIssuers(trustedIssuers) }),
+  };
   return JSON.stringify(stored);
+}
+
+/** `trusted_issuers`: 1 to 20 PEM CA certificates or issuer DIDs. */
+function checkLoginIssuers(value: unknown): string[] {
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    value.length > 20 ||
+    !value.every((item) => typeof item === 'string' && item.length > 0 && item.length <= 16_384)
+  ) {
+    throw unusable('trusted_issuers must be a list of 1 to 20 strings: PEM CA certificates or issuer DIDs.');
+  }
+  try {
+    return checkTrustedIssuers(value as string[]);
+  } catch (error) {
+    if (!(error instanceof CofferError)) throw error;
+    throw unusable(`In the --wallet-login file, ${error.message}`);
+  }
 }
 
 /** The wallet log-in of the client an interaction is for, if it has one. */
@@ -154,8 +187,12 @@ export function walletLoginMethod(verifier: VerifierDeps, interactions: Interact
         const created = await createVerifierRequest(
           verifier,
           row.client_id,
-          { dcql_query: login.dcql_query, expires_in: Math.min(REQUEST_SECONDS, remaining) },
-          { interactionId: row.id },
+          {
+            dcql_query: login.dcql_query,
+            expires_in: Math.min(REQUEST_SECONDS, remaining),
+            ...(login.trusted_issuers ? { trusted_issuers: login.trusted_issuers } : {}),
+          },
+          { interactionId: row.id, onlyTrustedIssuers: login.trusted_issuers !== undefined },
         );
         id = created.id;
         authorizationRequest = created.authorization_request!;

@@ -283,6 +283,68 @@ for (const kind of DATABASE_KINDS) {
       assert.ok(checked.body.redirect_to);
     });
 
+    test("trusted_issuers: only the client's own issuers log in; one of ISSUER_TRUST_ANCHORS then logs nobody in and changes no account", async () => {
+      const own = await makeIssuerIdentity('Club Membership Issuer');
+      const narrowed = path.join(dir, 'wallet-login-narrowed.json');
+      await writeFile(
+        narrowed,
+        JSON.stringify({
+          dcql_query: sdJwtQuery(PID_VCT, [['email'], ['given_name'], ['family_name']]),
+          account_claim: ['email'],
+          trusted_issuers: [own.ca.pem],
+        }),
+      );
+      const id = String(world.clientId);
+      assert.equal((await cli('client', 'set', id, '--wallet-login', narrowed)).code, 0);
+      try {
+        const accounts = async () =>
+          (await world.server.database.db.selectFrom('users').select('user_id').execute()).length;
+        const before = await accounts();
+        const frame = { email: true, given_name: true, family_name: true };
+        const started = await startLogin();
+        const made = await post(started.interaction, 'login/credential');
+        // A credential from an issuer of ISSUER_TRUST_ANCHORS, for an e-mail nobody has yet.
+        await present(
+          made.body.authorization_request,
+          await credentialFor({ email: `anchored.${kind}@example.org` }),
+          frame,
+        );
+        const refused = await post(started.interaction, 'login/credential/check');
+        assert.equal(refused.status, 202, refused.text);
+        assert.equal(refused.body.status, 'rejected');
+        assert.equal(refused.headers.get('set-cookie'), null);
+        assert.equal(await accounts(), before, 'no account was made or changed');
+
+        await present(
+          made.body.authorization_request,
+          await credentialFor({ email: `member.${kind}@example.org` }, own),
+          frame,
+        );
+        const checked = await post(started.interaction, 'login/credential/check');
+        assert.equal(checked.status, 200, checked.text);
+        assert.equal(await accounts(), before + 1, 'the member is signed up');
+      } finally {
+        assert.equal((await cli('client', 'set', id, '--wallet-login', loginFile)).code, 0);
+      }
+    });
+
+    test('trusted_issuers must be PEM certificates or DIDs', async () => {
+      const bad = path.join(dir, 'wallet-login-bad.json');
+      for (const trusted of [[], ['not a certificate'], 'did:web:x', [42]]) {
+        await writeFile(
+          bad,
+          JSON.stringify({
+            dcql_query: sdJwtQuery(PID_VCT, [['email']]),
+            account_claim: ['email'],
+            trusted_issuers: trusted,
+          }),
+        );
+        const set = await cli('client', 'set', String(world.clientId), '--wallet-login', bad);
+        assert.equal(set.code, 1, JSON.stringify(trusted));
+        assert.match(set.stderr, /trusted_issuers/);
+      }
+    });
+
     test('the CLI checks the file; --wallet-login none removes the method', async () => {
       const id = String(world.clientId);
       const bad = path.join(dir, 'bad.json');
