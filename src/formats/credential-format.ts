@@ -178,6 +178,7 @@ export interface PresentationExpectation {
 export type CheckName =
   | 'format'
   | 'issuer_signature'
+  | 'issuer_named'
   | 'issuer_trusted'
   | 'digests'
   | 'validity'

@@ -67,6 +67,8 @@ export const isoOrNull = (seconds: unknown) => (typeof seconds === 'number' ? is
 export interface IssuerKey {
   key: KeyObject | JsonWebKey;
   certificate: IssuerCertificate | null;
+  /** The x5c leaf the key is from, if any. */
+  leaf?: X509Certificate;
   /** The DID whose key it is, when no certificate names the issuer (a verifier's trust is by DID). */
   did?: string;
 }
@@ -167,7 +169,7 @@ export function issuerKeyOf(decoded: DecodedJws, context: ParseContext, requireV
     const ders = x5cOf(decoded);
     if (!ders) throw rejected('its x5c is not an array of certificates');
     const { leaf, info } = certificateChain(ders, context, requireValidNow);
-    return { key: publicKeyOf(leaf), certificate: info };
+    return { key: publicKeyOf(leaf), certificate: info, leaf };
   }
   const iss = decoded.payload.iss;
   const didUrl =

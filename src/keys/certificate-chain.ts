@@ -57,8 +57,9 @@ function issuedBy(certificate: X509Certificate, issuer: X509Certificate, now: Da
 }
 
 /**
- * Whether the leaf chains, through the given intermediates, to a trust anchor, every link valid
- * now. An intermediate must be a CA (RFC 5280 §6.1.4 (k)): checkIssued looks at names and key
+ * Whether the leaf chains, through the given intermediates, to a trust anchor, every certificate
+ * of the chain — the leaf and the anchor included — within its validity now: an expired signer
+ * certificate vouches for nothing, however good its CA. An intermediate must be a CA (RFC 5280 §6.1.4 (k)): checkIssued looks at names and key
  * usage only, and without this any holder of a trusted end-entity certificate could issue
  * trusted certificates for any subject.
  */
@@ -79,6 +80,8 @@ export function anchorOf(
   now: Date,
 ): X509Certificate | undefined {
   const anchorEqual = (c: X509Certificate) => anchors.find((a) => a.raw.equals(c.raw));
+  // Each certificate above the leaf is checked as it is reached (issuedBy).
+  if (!validAt(leaf, now)) return undefined;
   let current = leaf;
   for (let depth = 0; depth < MAX_CHAIN; depth++) {
     const anchor = anchorEqual(current);

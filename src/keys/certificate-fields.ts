@@ -21,6 +21,10 @@ interface CertificateFields {
   /** RFC 5280 §4.2.1.3: no keyUsage, or digitalSignature set. */
   maySign: boolean;
   dnsNames: readonly string[];
+  /** The uniformResourceIdentifier entries of the subject alternative name, as written. */
+  uris: readonly string[];
+  /** The iPAddress entries of the subject alternative name, in text form. */
+  ipAddresses: readonly string[];
   /** The keyIdentifier of the authorityKeyIdentifier extension (RFC 5280 §4.2.1.1), base64url; else null. */
   authorityKeyIdentifier: string | null;
 }
@@ -40,16 +44,21 @@ function readFields(certificate: X509Certificate): CertificateFields {
   const keyIdentifier = authorityKey
     ? AsnConvert.parse(authorityKey.extnValue, AuthorityKeyIdentifier).keyIdentifier
     : undefined;
+  const altNames = altName ? [...AsnConvert.parse(altName.extnValue, SubjectAlternativeName)] : [];
   return Object.freeze({
     maySign:
       !keyUsage ||
       (AsnConvert.parse(keyUsage.extnValue, KeyUsage).toNumber() & KeyUsageFlags.digitalSignature) !== 0,
     dnsNames: Object.freeze(
-      altName
-        ? [...AsnConvert.parse(altName.extnValue, SubjectAlternativeName)]
-            .filter((name) => name.dNSName !== undefined)
-            .map((name) => name.dNSName!.toLowerCase())
-        : [],
+      altNames.filter((name) => name.dNSName !== undefined).map((name) => name.dNSName!.toLowerCase()),
+    ),
+    uris: Object.freeze(
+      altNames
+        .filter((name) => name.uniformResourceIdentifier !== undefined)
+        .map((name) => name.uniformResourceIdentifier!),
+    ),
+    ipAddresses: Object.freeze(
+      altNames.filter((name) => name.iPAddress !== undefined).map((name) => ipText(name.iPAddress!)),
     ),
     // An identifier given as issuer name and serial number instead (RFC 5280 allows both) is none.
     authorityKeyIdentifier: keyIdentifier ? Buffer.from(keyIdentifier.buffer).toString('base64url') : null,
@@ -68,6 +77,34 @@ function fieldsOf(certificate: X509Certificate): CertificateFields {
 /** Whether the certificate's key may sign (RFC 5280 §4.2.1.3): no keyUsage, or digitalSignature set. */
 export function maySign(certificate: X509Certificate): boolean {
   return fieldsOf(certificate).maySign;
+}
+
+/**
+ * Whether the certificate names an `https` issuer identifier (SD-JWT VC, "Issuer-signed JWT
+ * Verification Key Validation", X.509): a uniformResourceIdentifier equal to it, or its host as a
+ * dNSName (an IP address host as an iPAddress, or as the dNSName a development certificate
+ * carries). Exact names only: a wildcard would let one certificate speak for many issuers.
+ */
+export function namesIssuer(certificate: X509Certificate, issuer: string): boolean {
+  const fields = fieldsOf(certificate);
+  if (fields.uris.includes(issuer)) return true;
+  let host: string;
+  try {
+    host = new URL(issuer).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
+  return fields.dnsNames.includes(host) || fields.ipAddresses.includes(host);
+}
+
+/** An iPAddress entry as a URL host writes it (IPv6 compressed, without brackets). */
+function ipText(address: string): string {
+  if (!address.includes(':')) return address;
+  try {
+    return new URL(`http://[${address}]/`).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return address;
+  }
 }
 
 /** The dNSName entries of the subject alternative name, lower-cased. */

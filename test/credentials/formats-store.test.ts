@@ -142,6 +142,7 @@ for (const kind of DATABASE_KINDS) {
       const signer = await makeCertificate({
         subject: 'CN=Short-lived Signer, O=Example Issuer, C=GB',
         issuer: ca,
+        dnsNames: ['issuer.example.com'],
         notAfter: new Date(Date.now() + 2500),
       });
       const sdJwt = await issueSdJwtVc({ ca, signer }, { holderJwk: holderJwkOf(grace.did) });

@@ -52,6 +52,8 @@ export async function startIssuerAndWallet(
     subject: 'CN=University Issuer, O=Test',
     issuer: issuerCa,
     keyIdentifiers: true,
+    // PUBLIC_URL's host, which the SD-JWT VCs' iss names: the wallet ties the two.
+    ipAddresses: ['127.0.0.1'],
   });
   const keyFile = path.join(dir, 'issuer-key.pem');
   const chainFile = path.join(dir, 'issuer-chain.pem');

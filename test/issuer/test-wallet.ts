@@ -250,7 +250,12 @@ export async function startInteropIssuer(
 ): Promise<InteropIssuer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'coffer-issuer-interop-'));
   const ca = await makeCertificate({ subject: 'C=GB, CN=Test Issuer CA', ca: true });
-  const leaf = await makeCertificate({ subject: 'C=GB, O=University, CN=University Issuer', issuer: ca });
+  // It names PUBLIC_URL's host, as the SD-JWT VCs' iss (a wallet ties the two).
+  const leaf = await makeCertificate({
+    subject: 'C=GB, O=University, CN=University Issuer',
+    issuer: ca,
+    ipAddresses: ['127.0.0.1'],
+  });
   await writeFile(path.join(dir, 'key.pem'), await privateKeyPem(leaf.keys.privateKey));
   await writeFile(path.join(dir, 'chain.pem'), leaf.pem);
   const front = await startTlsFront();

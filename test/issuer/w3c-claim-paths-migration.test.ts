@@ -168,7 +168,11 @@ for (const kind of DATABASE_KINDS) {
       const masterKey = randomBytes(32);
       const cipher = createFieldCipher(masterKey);
       const ca = await makeCertificate({ subject: 'C=GB, CN=Test Issuer CA', ca: true });
-      const leaf = await makeCertificate({ subject: 'C=GB, O=University, CN=University Issuer', issuer: ca });
+      const leaf = await makeCertificate({
+        subject: 'C=GB, O=University, CN=University Issuer',
+        issuer: ca,
+        ipAddresses: ['127.0.0.1'],
+      });
       const { client_id: clientId, api_token: token } = await createClient(db, {
         name: 'University',
         master: true,

@@ -20,6 +20,52 @@ describe('certificate chains (parsed and checked once per certificate)', () => {
     }
   });
 
+  it('a chain counts only while every certificate in it is valid: leaf, intermediate and anchor', async () => {
+    const HOUR = 3600_000;
+    const now = new Date();
+    const past = { notBefore: new Date(now.getTime() - 48 * HOUR), notAfter: new Date(now.getTime() - HOUR) };
+    const future = {
+      notBefore: new Date(now.getTime() + HOUR),
+      notAfter: new Date(now.getTime() + 48 * HOUR),
+    };
+    const root = await makeCertificate({ subject: 'CN=Root', ca: true });
+    const parse = (c: { der: string }) => parseCertificate(Buffer.from(c.der, 'base64'));
+    const cases: [string, { der: string }, { der: string }[], { der: string }][] = [];
+    cases.push([
+      'an expired leaf',
+      await makeCertificate({ subject: 'CN=Old', issuer: root, ...past }),
+      [],
+      root,
+    ]);
+    cases.push([
+      'a leaf not yet valid',
+      await makeCertificate({ subject: 'CN=Early', issuer: root, ...future }),
+      [],
+      root,
+    ]);
+    const oldIntermediate = await makeCertificate({ subject: 'CN=Old CA', issuer: root, ca: true, ...past });
+    cases.push([
+      'an expired intermediate',
+      await makeCertificate({ subject: 'CN=Leaf', issuer: oldIntermediate }),
+      [oldIntermediate],
+      root,
+    ]);
+    const oldRoot = await makeCertificate({ subject: 'CN=Old Root', ca: true, ...past });
+    cases.push([
+      'an expired anchor',
+      await makeCertificate({ subject: 'CN=Leaf', issuer: oldRoot }),
+      [],
+      oldRoot,
+    ]);
+    const selfAnchored = await makeCertificate({ subject: 'CN=Pinned', ...past });
+    cases.push(['an expired leaf that is itself an anchor', selfAnchored, [], selfAnchored]);
+    for (const [what, leaf, intermediates, anchor] of cases) {
+      assert.equal(chainsToAnchor(parse(leaf), intermediates.map(parse), [parse(anchor)], now), false, what);
+    }
+    const fresh = await makeCertificate({ subject: 'CN=Fresh', issuer: root });
+    assert.equal(chainsToAnchor(parse(fresh), [], [parse(root)], now), true, 'a valid chain still counts');
+  });
+
   it('parses a PEM and its DER to the same certificate, and refuses bytes that are not one', async () => {
     const ca = await makeCertificate({ subject: 'CN=Root', ca: true });
     const pem = parseCertificate(Buffer.from(ca.der, 'base64')).toString();

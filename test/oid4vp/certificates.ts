@@ -45,6 +45,8 @@ export interface CertificateOptions {
   ipAddresses?: string[];
   /** dNSName subject alternative names (x509_san_dns verifiers, TLS for localhost). */
   dnsNames?: string[];
+  /** uniformResourceIdentifier subject alternative names (an issuer named by its URL). */
+  uris?: string[];
   /** Key usage bits; none (any usage) unless given. */
   keyUsage?: number;
   /**
@@ -71,11 +73,12 @@ export async function makeCertificate(options: CertificateOptions): Promise<Cert
     signingAlgorithm: ES256,
     extensions: [
       new x509.BasicConstraintsExtension(options.ca === true, undefined, true),
-      ...(options.ipAddresses || options.dnsNames
+      ...(options.ipAddresses || options.dnsNames || options.uris
         ? [
             new x509.SubjectAlternativeNameExtension([
               ...(options.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
               ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+              ...(options.uris ?? []).map((value) => ({ type: 'url' as const, value })),
             ]),
           ]
         : []),

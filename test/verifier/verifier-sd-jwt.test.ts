@@ -3,7 +3,7 @@ import type { JsonWebKey } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
-import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
+import { issueSdJwtVc, PID_CLAIMS, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { answer, encryptResponse, postForm, resolveRequest } from './test-wallet.ts';
 import { presentSdJwt, sdJwtQuery, startVerifierWorld, type VerifierWorld } from './verifier-helpers.ts';
 
@@ -110,6 +110,25 @@ for (const kind of DATABASE_KINDS) {
         assert.deepEqual(entry.checks.find((c: { ok: boolean }) => !c.ok).name, check);
       });
     }
+
+    test('an SD-JWT VC whose trusted certificate does not name its iss is rejected at issuer_named', async () => {
+      const forged = await issueSdJwtVc(world.issuer, {
+        holderJwk: (await exportJWK(holder.publicKey)) as JsonWebKey,
+        claims: { ...PID_CLAIMS, iss: 'https://pid.gov.example' },
+      });
+      const created = await requestFor();
+      const request = await resolveRequest(created.authorization_request);
+      const presentation = await presentSdJwt(forged, { given_name: true, family_name: true }, holder, {
+        aud: request.clientId,
+        nonce: request.payload.nonce,
+      });
+      assert.equal((await answer(request, { pid: [presentation] })).status, 200);
+      const result = (await world.readResult(created.id)).body.data;
+      assert.equal(result.status, 'rejected');
+      const [entry] = result.credentials.pid;
+      assert.equal(entry.checks.find((c: { ok: boolean }) => !c.ok).name, 'issuer_named');
+      assert.equal(entry.claims, undefined);
+    });
 
     test('a presentation that does not satisfy the query ends rejected, never stuck', async () => {
       const created = await requestFor();

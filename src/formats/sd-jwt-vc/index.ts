@@ -11,6 +11,7 @@ import {
   verifyIssuerSignature,
   x5cOf,
 } from '../jose-credentials.ts';
+import { checkIssuerNamedByCertificate } from './issuer-name.ts';
 import { presentationFrameOf } from './presentation-frame.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
 import {
@@ -87,6 +88,7 @@ export const sdJwtVcFormat: CredentialFormat = {
     checkTimes(decodedJws.payload, context.now);
     const holder = holderOf(decodedJws.payload as Record<string, unknown>);
     const issuer = issuerKeyOf(decodedJws, context);
+    checkIssuerNamedByCertificate(decodedJws.payload as Record<string, unknown>, issuer);
     return {
       summary: { ...summary, issuerCertificate: issuer.certificate },
       holder,

@@ -5,6 +5,7 @@ import {
   checkTimes,
   type DecodedJws,
   decodeJws,
+  type IssuerKey,
   issuerKeyOf,
   verifyIssuerSignature,
   x5cOf,
@@ -26,6 +27,7 @@ import {
   type VerifiedPresentation,
   withAuthority,
 } from '../presentation-verification.ts';
+import { checkIssuerNamedByCertificate } from './issuer-name.ts';
 import { checkDigestsReferenced } from './referenced-digests.ts';
 import {
   hasher,
@@ -155,15 +157,20 @@ export async function verifySdJwtPresentation(
   }
   const { issuerJwt, decodedJws, payload, disclosures } = presentation;
   const context = contextOf(expected);
-  const read: { issuer?: PresentedIssuer } = {};
+  const read: { issuer?: PresentedIssuer; issuerKey?: IssuerKey } = {};
   const steps: Step[] = [
     [
       'issuer_signature',
       async () => {
         const issuerKey = issuerKeyOf(decodedJws, context);
+        read.issuerKey = issuerKey;
         read.issuer = issuerOf(decodedJws.payload, issuerKey, expected);
         await verifyIssuerSignature(issuerJwt, decodedJws, issuerKey);
       },
+    ],
+    [
+      'issuer_named',
+      () => checkIssuerNamedByCertificate(decodedJws.payload as Record<string, unknown>, read.issuerKey!),
     ],
     ['issuer_trusted', () => read.issuer!.trusted || fail(untrusted(read.issuer!))],
     ['digests', () => checkDigestsReferenced(payload, disclosures, hasher)],

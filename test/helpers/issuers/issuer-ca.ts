@@ -19,6 +19,9 @@ export const chainOf = (identity: IssuerIdentity) => [
   ...(identity.intermediates ?? []).map((c) => c.der),
 ];
 
+/** The host an issuer identity's signer certificate names (the SD-JWT VCs' `iss` is https://ISSUER_HOST). */
+export const ISSUER_HOST = 'issuer.example.com';
+
 export async function makeIssuerIdentity(
   name = 'Example Issuer',
   options: { intermediate?: boolean } = {},
@@ -42,6 +45,8 @@ export async function makeIssuerIdentity(
     subject: `CN=${name} Document Signer, O=${name}, C=GB`,
     issuer: intermediates[0] ?? ca,
     keyIdentifiers: true,
+    // The host of the SD-JWT VCs' iss (sd-jwt-issuer.ts): a verifier ties the two.
+    dnsNames: [ISSUER_HOST],
   });
   return { ca, intermediates, signer };
 }

@@ -1,7 +1,7 @@
 import { createHash, type JsonWebKey, randomBytes, randomUUID } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { DisclosureFrame } from '@sd-jwt/types';
-import { chainOf, type IssuerIdentity } from './issuer-ca.ts';
+import { chainOf, ISSUER_HOST, type IssuerIdentity } from './issuer-ca.ts';
 
 /**
  * An SD-JWT VC issuer built on the OpenWallet Foundation's @sd-jwt/sd-jwt-vc: ES256 over the
@@ -72,7 +72,7 @@ export async function issueSdJwtVc(identity: IssuerIdentity, options: SdJwtOptio
   });
   const now = Math.floor(Date.now() / 1000);
   const payload = {
-    iss: 'https://issuer.example.com',
+    iss: `https://${ISSUER_HOST}`,
     vct: options.vct ?? PID_VCT,
     iat: now,
     exp: options.exp ?? now + 3600,
