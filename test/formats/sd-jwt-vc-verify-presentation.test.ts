@@ -28,6 +28,7 @@ const KEY_BINDING: CheckName[] = ['holder_binding', 'audience', 'nonce', 'freshn
 const ALL: CheckName[] = [
   'format',
   'issuer_signature',
+  'issuer_named',
   'issuer_trusted',
   'digests',
   'validity',
@@ -259,7 +260,7 @@ describe('dc+sd-jwt: verifying a presentation', () => {
     const bearer = await verifySdJwtPresentation(presented, expectation(identity, { holderBinding: false }));
     assert.deepEqual(
       bearer.checks.map((check) => check.name),
-      ['format', 'issuer_signature', 'issuer_trusted', 'digests', 'validity'],
+      ['format', 'issuer_signature', 'issuer_named', 'issuer_trusted', 'digests', 'validity'],
     );
     assert.equal(bearer.ok, true);
     // One given although not asked for is still checked.

@@ -26,7 +26,8 @@ export interface TestIssuer {
 }
 
 export async function makeTestIssuer(options: { intermediate?: boolean } = {}): Promise<TestIssuer> {
-  const identity = await makeIssuerIdentity('Coffer Test Issuer', options);
+  // Its certificate names the host of its issuer identifier, as SD-JWT VC readers require.
+  const identity = await makeIssuerIdentity('Coffer Test Issuer', { ...options, host: 'coffer.example' });
   const privateJwk = (await crypto.subtle.exportKey('jwk', identity.signer.keys.privateKey)) as JsonWebKey;
   const material = prepareSigningMaterial({
     issuerId: 'https://coffer.example/issuers/client-1',

@@ -24,7 +24,7 @@ export const ISSUER_HOST = 'issuer.example.com';
 
 export async function makeIssuerIdentity(
   name = 'Example Issuer',
-  options: { intermediate?: boolean } = {},
+  options: { intermediate?: boolean; host?: string } = {},
 ): Promise<IssuerIdentity> {
   const ca = await makeCertificate({
     subject: `CN=${name} CA, O=${name}, C=GB`,
@@ -46,7 +46,7 @@ export async function makeIssuerIdentity(
     issuer: intermediates[0] ?? ca,
     keyIdentifiers: true,
     // The host of the SD-JWT VCs' iss (sd-jwt-issuer.ts): a verifier ties the two.
-    dnsNames: [ISSUER_HOST],
+    dnsNames: [options.host ?? ISSUER_HOST],
   });
   return { ca, intermediates, signer };
 }
