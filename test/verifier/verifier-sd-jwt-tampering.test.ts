@@ -92,7 +92,7 @@ for (const kind of DATABASE_KINDS) {
       const entry = assertRejectedAt(result, 'pid', 'digests');
       assert.deepEqual(
         entry.checks.map((check: { name: string }) => check.name),
-        ['format', 'issuer_signature', 'issuer_trusted', 'digests'],
+        ['format', 'issuer_signature', 'issuer_named', 'issuer_trusted', 'digests'],
       );
     });
 
