@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startSecondInstance } from '../helpers/server.ts';
-import { type IssuerWorld, proofKey, startIssuerWorld } from '../issuer/issuer-helpers.ts';
+import { type IssuerWorld, requestCredential, startIssuerWorld } from '../issuer/issuer-helpers.ts';
 import { codeFromOutbox } from '../oidc/flow-helpers.ts';
 
 const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
@@ -160,7 +160,7 @@ for (const kind of DATABASE_KINDS) {
       });
       assert.equal(token.status, 200, token.text);
       await erase(victim);
-      const answer = await requestCredential(token.body.access_token);
+      const answer = await requestCredential(world, token.body.access_token, 'degree');
       assert.equal(answer.status, 400);
       assert.equal(answer.body.error, 'credential_request_denied');
       await assertCancelled(offer.id);
@@ -177,7 +177,7 @@ for (const kind of DATABASE_KINDS) {
           'pre-authorized_code': issued.document.grants[PRE_AUTHORIZED]['pre-authorized_code'],
         },
       });
-      assert.equal((await requestCredential(token.body.access_token)).status, 200);
+      assert.equal((await requestCredential(world, token.body.access_token, 'degree')).status, 200);
       await erase(victim);
       assert.equal((await world.api('GET', `/v1/issuer/offers/${issued.id}`)).body.data.status, 'issued');
       assert.equal((await world.api('GET', `/v1/issuer/offers/${kept.id}`)).body.data.status, 'offered');
@@ -197,7 +197,7 @@ for (const kind of DATABASE_KINDS) {
             },
           });
           const [answer, erased] = await Promise.all([
-            requestCredential(token.body.access_token),
+            requestCredential(world, token.body.access_token, 'degree'),
             second.request('DELETE', `/v1/user/${victim}`, { headers: { 'x-api-token': world.token } }),
           ]);
           assert.equal(erased.status, 204, erased.text);
@@ -240,19 +240,5 @@ for (const kind of DATABASE_KINDS) {
         await second.close();
       }
     });
-
-    async function requestCredential(accessToken: string) {
-      const { c_nonce } = (await (await fetch(`${world.issuerId}/nonce`, { method: 'POST' })).json()) as any;
-      const key = await proofKey();
-      const response = await fetch(`${world.issuerId}/credential`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          credential_configuration_id: 'degree',
-          proofs: { jwt: [await key.proof({ aud: world.issuerId, nonce: c_nonce })] },
-        }),
-      });
-      return { status: response.status, body: (await response.json()) as any };
-    }
   });
 }

@@ -55,3 +55,40 @@ export async function proofKey() {
         .sign(keys.privateKey),
   };
 }
+
+const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+
+/** The pre-authorized code an offer's document carries (fetched by reference, as a wallet does). */
+export async function preAuthorizedCodeOf(offer: { credential_offer_uri: string }): Promise<string> {
+  const document = (await (await fetch(offer.credential_offer_uri)).json()) as {
+    grants: Record<string, { 'pre-authorized_code': string }>;
+  };
+  return document.grants[PRE_AUTHORIZED]!['pre-authorized_code'];
+}
+
+/** A token request of the pre-authorized code grant, as a wallet sends it. */
+export const redeemPreAuthorizedCode = (world: IssuerWorld, code: string, txCode?: string) =>
+  world.server.request('POST', '/v2/openidc/token', {
+    body: {
+      grant_type: PRE_AUTHORIZED,
+      'pre-authorized_code': code,
+      ...(txCode === undefined ? {} : { tx_code: txCode }),
+    },
+  });
+
+/** A credential request with a fresh c_nonce and a jwt proof of a fresh key; status and JSON body. */
+export async function requestCredential(world: IssuerWorld, accessToken: string, configurationId: string) {
+  const nonce = await fetch(`${world.issuerId}/nonce`, { method: 'POST' });
+  const { c_nonce: cNonce } = (await nonce.json()) as { c_nonce: string };
+  const key = await proofKey();
+  const response = await fetch(`${world.issuerId}/credential`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      credential_configuration_id: configurationId,
+      proofs: { jwt: [await key.proof({ aud: world.issuerId, nonce: cNonce })] },
+    }),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+  return { status: response.status, body: (await response.json()) as any };
+}

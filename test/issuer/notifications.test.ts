@@ -3,9 +3,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { type SecondInstance, startSecondInstance } from '../helpers/server.ts';
-import { type IssuerWorld, proofKey, startIssuerWorld } from './issuer-helpers.ts';
-
-const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+import {
+  type IssuerWorld,
+  preAuthorizedCodeOf,
+  redeemPreAuthorizedCode,
+  requestCredential,
+  startIssuerWorld,
+} from './issuer-helpers.ts';
 
 /**
  * The Notification Endpoint (OpenID4VCI §11) follows the issuance once: a wallet — or whoever
@@ -39,25 +43,9 @@ for (const kind of DATABASE_KINDS) {
         callback_url: 'https://127.0.0.1:9/events',
       });
       assert.equal(offer.status, 201, offer.text);
-      const document = (await (await fetch(offer.body.data.credential_offer_uri)).json()) as any;
-      const token = await world.server.request('POST', '/v2/openidc/token', {
-        body: {
-          grant_type: PRE_AUTHORIZED,
-          'pre-authorized_code': document.grants[PRE_AUTHORIZED]['pre-authorized_code'],
-        },
-      });
-      const { c_nonce } = (await (await fetch(`${world.issuerId}/nonce`, { method: 'POST' })).json()) as any;
-      const key = await proofKey();
-      const credential = await fetch(`${world.issuerId}/credential`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token.body.access_token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          credential_configuration_id: 'degree',
-          proofs: { jwt: [await key.proof({ aud: world.issuerId, nonce: c_nonce })] },
-        }),
-      });
-      const body = (await credential.json()) as any;
-      assert.equal(credential.status, 200, JSON.stringify(body));
+      const token = await redeemPreAuthorizedCode(world, await preAuthorizedCodeOf(offer.body.data));
+      const { status, body } = await requestCredential(world, token.body.access_token, 'degree');
+      assert.equal(status, 200, JSON.stringify(body));
       return {
         offerId: offer.body.data.id as string,
         accessToken: token.body.access_token as string,
