@@ -19,7 +19,7 @@ import { queueOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { issuerIdOf } from './issuer-keys.ts';
 import { findOffer, insertOffer, updateOffer } from './issuer-repository.ts';
-import { checkWalletAttestation } from './wallet-attestation-check.ts';
+import { checkWalletAttestation, WALLET_ATTESTATION_ALGORITHMS } from './wallet-attestation-check.ts';
 
 /** Issuer codes carry this prefix, so the token endpoint hands them to this grant. */
 export const ISSUER_CODE_PREFIX = 'vci_';
@@ -126,7 +126,12 @@ export function issuerAuthorizationCodeGrant(deps: IssuerDeps): GrantExtension {
   return {
     metadata: {
       grantTypes: [],
-      members: { authorization_details_types_supported: ['openid_credential'] },
+      members: {
+        authorization_details_types_supported: ['openid_credential'],
+        // Attestation-Based Client Authentication (draft 07 §10.1): what attestations may be signed with.
+        client_attestation_signing_alg_values_supported: [...WALLET_ATTESTATION_ALGORITHMS],
+        client_attestation_pop_signing_alg_values_supported: [...WALLET_ATTESTATION_ALGORITHMS],
+      },
       tokenEndpointAuthMethods: ['attest_jwt_client_auth'],
     },
     handles: (request) =>

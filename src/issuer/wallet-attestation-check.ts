@@ -6,6 +6,7 @@ import {
   type DecodedJws,
   decodeCompactJws,
   isJwsAlgorithm,
+  type JwsAlgorithm,
   publicKeyFromJwk,
   verifyJwsSignature,
 } from '../keys/compact-jws.ts';
@@ -13,6 +14,22 @@ import type { TokenRequest } from '../oidc/token-service.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 
 const POP_WINDOW = 300;
+
+/**
+ * What a Wallet Attestation and its PoP may be signed with: every asymmetric algorithm Coffer
+ * verifies. The authorization server's metadata names them
+ * (client_attestation_signing_alg_values_supported, client_attestation_pop_signing_alg_values_supported).
+ */
+export const WALLET_ATTESTATION_ALGORITHMS: JwsAlgorithm[] = [
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'PS256',
+];
+const acceptedAlgorithm = (alg: unknown): alg is JwsAlgorithm =>
+  isJwsAlgorithm(alg) && WALLET_ATTESTATION_ALGORITHMS.includes(alg);
 const invalidClient = (why: string) => new CofferError('invalid_client', `Wallet Attestation: ${why}.`);
 
 /** A JWS signed by the leaf of its `x5c`, which chains to a trust anchor; the leaf is returned. */
@@ -37,7 +54,7 @@ export function verifyX5cJws(
     throw refuse('its certificate does not chain to WALLET_PROVIDER_TRUST_ANCHORS');
   }
   const alg = decoded.header['alg'];
-  if (!isJwsAlgorithm(alg)) throw refuse(`the algorithm ${String(alg)} is not accepted`);
+  if (!acceptedAlgorithm(alg)) throw refuse(`the algorithm ${String(alg)} is not accepted`);
   try {
     verifyJwsSignature(decoded, alg, leaf!.publicKey);
   } catch {
@@ -89,7 +106,7 @@ export async function checkWalletAttestation(
     throw invalidClient('the PoP typ must be oauth-client-attestation-pop+jwt');
   }
   const popAlg = popDecoded.header['alg'];
-  if (!isJwsAlgorithm(popAlg)) throw invalidClient('the PoP algorithm is not accepted');
+  if (!acceptedAlgorithm(popAlg)) throw invalidClient('the PoP algorithm is not accepted');
   try {
     verifyJwsSignature(popDecoded, popAlg, instanceKey);
   } catch {
