@@ -15,8 +15,8 @@ import { checkWalletAttestation } from './wallet-attestation-check.ts';
  * clients: their client_id is any string, and what binds the code to the wallet is PKCE (S256,
  * required), the redirect URI and, when sent, the DPoP key. Since nothing registered vouches for
  * a wallet's redirect URI, errors before the person logs in are shown as a page, never sent to
- * that URI (it would make Coffer an open redirector). HAIP issuers also want PAR, DPoP and a
- * Wallet Attestation (HAIP §4.4.1).
+ * that URI (it would make Coffer an open redirector). HAIP issuers also want PAR, DPoP at the
+ * token endpoint and a Wallet Attestation (HAIP §4.4.1).
  */
 
 /** Pushed requests of wallets: this prefix tells them from the OP's own. */
@@ -197,7 +197,8 @@ export async function checkIssuerAuthorizationRequest(
 
   const haip = issuer.haip;
   if (haip && !context.pushed) throw invalid('This issuer follows HAIP: push the request (PAR) first.');
-  if (haip && dpopJkt === null) throw invalid('This issuer follows HAIP: bind the request to a DPoP key.');
+  // DPoP is required where the token is issued (the token endpoint); binding the code to the key
+  // already here (RFC 9449 §10) stays the wallet's choice, as neither HAIP 1.0 nor FAPI 2.0 ask it.
   return {
     issuerClientId,
     walletClientId,

@@ -475,7 +475,23 @@ for (const kind of DATABASE_KINDS) {
       return { credentialOffer, issuerMetadata };
     }
 
-    it('refuses a pushed request without a Wallet Attestation, or without DPoP', async () => {
+    /** The person logs in at the issuer's authorization server; the wallet's redirect URI with the code. */
+    async function logIn(authorizationRequestUrl: string, email: string): Promise<URL> {
+      const start = await front.fetch(authorizationRequestUrl, { redirect: 'manual' });
+      assert.equal(start.status, 303, await start.text());
+      const interaction = start.headers.get('location')!;
+      const post = (step: string, body: unknown) =>
+        fetch(`${world.server.url}${interaction}/${step}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      assert.equal((await post('login/email', { email })).status, 202);
+      const verified = await post('login/email/verify', { code: await codeFromOutbox(world.server, email) });
+      return new URL(((await verified.json()) as any).redirect_to);
+    }
+
+    it('refuses a pushed request without a Wallet Attestation, and a token request without DPoP', async () => {
       const dpopKey = newKey();
       const bare = walletClient(front, [dpopKey]);
       const first = await offered(bare);
@@ -488,16 +504,25 @@ for (const kind of DATABASE_KINDS) {
         }),
         (error: any) => JSON.stringify(error.errorResponse ?? error.message).includes('invalid_client'),
       );
+      // Binding the code to a DPoP key at PAR is the wallet's choice (RFC 9449 §10): the pushed
+      // request is taken, and DPoP is required where the token is issued.
       const instance = newKey();
       const noDpop = walletClient(front, [instance], attested(instance));
       const second = await offered(noDpop);
+      const authorization = await noDpop.createAuthorizationRequestUrlFromOffer({
+        clientId: WALLET,
+        ...second,
+        redirectUri: REDIRECT_URI,
+      });
+      const back = await logIn(authorization.authorizationRequestUrl, `haip-nodpop.${kind}@example.org`);
       await assert.rejects(
-        noDpop.createAuthorizationRequestUrlFromOffer({
-          clientId: WALLET,
+        noDpop.retrieveAuthorizationCodeAccessTokenFromOffer({
           ...second,
+          authorizationCode: back.searchParams.get('code')!,
+          pkceCodeVerifier: authorization.pkce!.codeVerifier,
           redirectUri: REDIRECT_URI,
         }),
-        (error: any) => JSON.stringify(error.errorResponse ?? error.message).includes('DPoP'),
+        (error: any) => JSON.stringify(error.errorResponse ?? error.message).includes('invalid_dpop_proof'),
       );
     });
 
@@ -513,19 +538,7 @@ for (const kind of DATABASE_KINDS) {
         redirectUri: REDIRECT_URI,
         dpop: { signer: signerOf(dpopKey) },
       });
-      const start = await front.fetch(authorization.authorizationRequestUrl, { redirect: 'manual' });
-      assert.equal(start.status, 303, await start.text());
-      const interaction = start.headers.get('location')!;
-      const email = `haip.${kind}@example.org`;
-      const post = (step: string, body: unknown) =>
-        fetch(`${world.server.url}${interaction}/${step}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-      assert.equal((await post('login/email', { email })).status, 202);
-      const verified = await post('login/email/verify', { code: await codeFromOutbox(world.server, email) });
-      const back = new URL(((await verified.json()) as any).redirect_to);
+      const back = await logIn(authorization.authorizationRequestUrl, `haip.${kind}@example.org`);
       const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
         credentialOffer,
         issuerMetadata,
