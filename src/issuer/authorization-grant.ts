@@ -23,8 +23,12 @@ import { checkWalletAttestation, WALLET_ATTESTATION_ALGORITHMS } from './wallet-
 
 /** Issuer codes carry this prefix, so the token endpoint hands them to this grant. */
 export const ISSUER_CODE_PREFIX = 'vci_';
-/** An authorization code is exchanged at once (RFC 6749 §4.1.2 recommends at most 10 minutes). */
-export const ISSUER_CODE_TTL = 120;
+/**
+ * An authorization code is exchanged at once: at most 60 s, as FAPI 2.0 Security Profile
+ * §5.3.2.1 asks of the authorization servers HAIP wallets are tested against (and as the OP's own
+ * codes live).
+ */
+export const ISSUER_CODE_TTL = 60;
 /** The offer a wallet-initiated issuance creates lives as long as its access token may fetch. */
 const INTERNAL_OFFER_TTL = 900;
 
