@@ -332,6 +332,16 @@ if (emailForm && codeForm) {
     });
   });
 }
+
+// Where the kind takes a refusal: the person goes back to the app without logging in.
+const cancelButton = document.getElementById('login-cancel');
+if (cancelButton) {
+  cancelButton.addEventListener('click', function () {
+    exclusively(cancelButton, async function () {
+      follow((await post('/consent', { decision: 'decline' })).body);
+    });
+  });
+}
 `;
 
 /** The whole inline script: strict mode, nothing leaked into the page's global scope. */
@@ -350,6 +360,8 @@ export interface LoginPageInput {
   error?: string | undefined;
   /** Which ways to log in to offer; wallet and e-mail unless the interaction says otherwise. */
   methods?: readonly string[] | undefined;
+  /** Offers "Cancel", which declines (`POST /interaction/{id}/consent` with decision decline). */
+  cancellable?: boolean | undefined;
 }
 
 export const WALLET_SECTION = `<section aria-labelledby="wallet-heading">
@@ -357,6 +369,9 @@ export const WALLET_SECTION = `<section aria-labelledby="wallet-heading">
 <p>Your wallet asks you to sign a message. Signing is free and sends no transaction.</p>
 <button type="button" id="wallet-button">Connect wallet</button>
 </section>`;
+
+/** Declining instead of logging in, where the interaction's kind takes it. */
+export const CANCEL_SECTION = `<p class="cancel"><button type="button" id="login-cancel" class="secondary">Cancel</button> Go back without logging in.</p>`;
 
 /** On a consent or offer page once someone logged in: the way to end that session. */
 export const SIGN_OUT_SECTION = `<p class="signed-in">Not you, or done here? <button type="button" id="interaction-sign-out" class="secondary">Sign out</button></p>`;
@@ -413,6 +428,7 @@ export function renderLoginPage(input: LoginPageInput): string {
 ${methods.includes('wallet') ? WALLET_SECTION : ''}
 ${methods.includes('email') ? EMAIL_SECTION : ''}
 ${methods.includes('credential') ? CREDENTIAL_SECTION : ''}
+${input.cancellable ? CANCEL_SECTION : ''}
 </main>
 ${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escapeHtml(input.tenantName)}</a></footer>` : ''}
 <script type="application/json" id="login-data" nonce="${nonce}">${jsonForScript(data)}</script>
@@ -426,7 +442,11 @@ ${privacy ? `<footer><a href="${escapeHtml(privacy)}">Privacy policy of ${escape
 }
 
 /** The log-in step of any interaction that starts with one (an app's log-in, the wallet page). */
-export function renderLoginStep(view: InteractionView, cspNonce: string): string {
+export function renderLoginStep(
+  view: InteractionView,
+  cspNonce: string,
+  options: { cancellable?: boolean } = {},
+): string {
   return renderLoginPage({
     tenantName: view.client.name,
     interactionId: view.id,
@@ -435,5 +455,6 @@ export function renderLoginStep(view: InteractionView, cspNonce: string): string
     cspNonce,
     privacyLink: view.client.privacy_link ?? undefined,
     methods: view.methods,
+    cancellable: options.cancellable,
   });
 }

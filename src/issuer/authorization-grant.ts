@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { CofferError } from '../errors.ts';
 import type { FinishedLogin, InteractionKind, LoginProof } from '../interaction/interaction-kinds.ts';
-import type { InteractionRow } from '../interaction/interaction-repository.ts';
+import { finishInteraction, type InteractionRow } from '../interaction/interaction-repository.ts';
 import {
   clientAsker,
   gone,
@@ -97,7 +97,27 @@ export function issuerLoginKind(deps: IssuerDeps, interactions: InteractionDeps)
         .execute();
       return done(back({ code }));
     },
-    render: async (view, reply) => renderLoginStep(view, startPage(reply)),
+    // The person may cancel instead of logging in: the wallet hears access_denied (RFC 6749
+    // §4.1.2.1). Like a code, it goes to the redirect URI only on the person's own action.
+    answer: {
+      at: 'consent',
+      async decide(row: InteractionRow, body: Record<string, unknown>) {
+        if (body['decision'] !== 'decline')
+          throw new CofferError(
+            'invalid_request',
+            'Log in to continue; the only other answer here is decline.',
+          );
+        if (!(await finishInteraction(deps.db, row.id, {}))) throw gone();
+        const request = JSON.parse(row.params) as IssuerAuthorizationRequest;
+        return {
+          redirect_to: authorizationResponse(request, deps.config.publicUrl, {
+            error: 'access_denied',
+            error_description: 'The person cancelled the log-in.',
+          }),
+        };
+      },
+    },
+    render: async (view, reply) => renderLoginStep(view, startPage(reply), { cancellable: true }),
   };
 }
 

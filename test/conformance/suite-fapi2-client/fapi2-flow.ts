@@ -440,6 +440,12 @@ export class Fapi2Run {
   async decline(visit: Visit): Promise<string> {
     assert.equal(visit.kind, 'login', `no log-in page: ${JSON.stringify(visit).slice(0, 400)}`);
     const interaction = (visit as { interactionPath: string }).interactionPath;
+    // What the person sees: the log-in page, with a way to cancel.
+    const page = await exchange(this.fetch, `${this.world.front.url}${interaction}`, {
+      headers: { accept: 'text/html' },
+    });
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<button[^>]*id="login-cancel"[^>]*>Cancel<\/button>/);
     const answer = await exchange(this.fetch, `${this.world.front.url}${interaction}/consent`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
