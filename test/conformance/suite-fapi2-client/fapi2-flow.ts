@@ -811,6 +811,8 @@ export class Fapi2Run {
       scheme?: string;
       headers?: Record<string, string>;
       withoutDpop?: boolean;
+      /** The DPoP header's name as sent (AddDpopHeaderAllCapital: DPOP). */
+      dpopHeaderName?: string;
       /** Proofs made by the second try again (the suite builds the whole request per attempt). */
       freshNonceFirst?: boolean;
       retries?: number;
@@ -826,7 +828,7 @@ export class Fapi2Run {
       const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
       headers['authorization'] = `${options.scheme ?? tokens.tokenType} ${tokens.accessToken}`;
       if (!options.withoutDpop) {
-        headers['dpop'] = await this.dpopProofFor(
+        headers[options.dpopHeaderName ?? 'dpop'] = await this.dpopProofFor(
           client,
           'RESOURCE',
           url,
