@@ -165,7 +165,7 @@ export async function verifyDpopProof(
   }
   const { payload } = decoded;
   if (typeof payload['jti'] !== 'string' || payload['jti'].length === 0 || payload['jti'].length > 256)
-    throw invalidProof('The DPoP proof needs a jti of 1–256 characters.');
+    throw invalidProof('The DPoP proof needs a jti of 1 to 256 characters.');
   if (payload['htm'] !== expected.method)
     throw invalidProof(`The DPoP proof's htm must be ${expected.method}.`);
   if (!sameEndpoint(payload['htu'], expected.url))
@@ -194,7 +194,8 @@ export async function verifyDpopProof(
 export function resourceChallenge(error: CofferError, deps: DpopDeps): CofferError {
   const code =
     error.code === 'use_dpop_nonce' || error.code === 'invalid_dpop_proof' ? error.code : 'invalid_token';
-  const description = error.message.replace(/["\\]/g, "'");
+  // RFC 6750 §3: error_description is printable ASCII without " and \ (and a header must be ASCII).
+  const description = error.message.replace(/["\\]/g, "'").replace(/[^\x20-\x7E]/g, '-');
   return new CofferError(code, error.message, {
     status: 401,
     headers: {
