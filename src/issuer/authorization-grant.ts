@@ -13,7 +13,7 @@ import { renderLoginStep } from '../interaction/login-page.ts';
 import { startPage } from '../interaction/page-chrome.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { ExtensionTokenResponse, GrantExtension, TokenRequest } from '../oidc/token-service.ts';
-import type { IssuerAuthorizationRequest } from './authorization-request.ts';
+import { type IssuerAuthorizationRequest, spendPushedRequest } from './authorization-request.ts';
 import { signIssuanceToken } from './issuance-tokens.ts';
 import { queueOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
@@ -59,6 +59,15 @@ export function issuerLoginKind(deps: IssuerDeps, interactions: InteractionDeps)
         sessionId,
         sessionMaxAgeSeconds: SESSION_TTL_MS / 1000,
       });
+      const nowSeconds = Math.floor(deps.now().getTime() / 1000);
+      if (request.pushedRequest && !(await spendPushedRequest(deps, request.pushedRequest, nowSeconds))) {
+        return done(
+          back({
+            error: 'invalid_request_uri',
+            error_description: 'This request_uri has been used already, in another log-in.',
+          }),
+        );
+      }
       if (request.offerId !== null) {
         const offer = await findOffer(deps.db, request.offerId);
         // Cancelled (its account was erased), spent or expired while the person logged in.
@@ -91,7 +100,7 @@ export function issuerLoginKind(deps: IssuerDeps, interactions: InteractionDeps)
             authorizationDetails: request.authorizationDetails,
           } satisfies CodeGrant),
           // The issuer's clock, which the token endpoint's check reads too.
-          expires_at: Math.floor(deps.now().getTime() / 1000) + ISSUER_CODE_TTL,
+          expires_at: nowSeconds + ISSUER_CODE_TTL,
           consumed_at: null,
         })
         .execute();

@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
-import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
+import {
+  INTERACTION_TTL_MS,
+  type InteractionDeps,
+  startInteraction,
+} from '../interaction/interaction-service.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { AuthorizationExtension } from '../oidc/authorization-extensions.ts';
 import { OPENID_SCOPES } from '../oidc/authorize-request.ts';
@@ -21,7 +25,12 @@ import { checkWalletAttestation } from './wallet-attestation-check.ts';
 
 /** Pushed requests of wallets: this prefix tells them from the OP's own. */
 export const ISSUER_REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:vci_';
+/** The OP's own pushed requests (src/oidc/pushed-requests.ts), for registered clients. */
+const OP_REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+/** How long a request_uri may be used for the first time (RFC 9126 §2.2: expires_in). */
 export const ISSUER_PUSHED_TTL = 60;
+/** Once visited, a pushed request waits for the person as long as the log-in may take. */
+const PUSHED_VISITED_TTL = INTERACTION_TTL_MS / 1000;
 
 /** What a checked authorization request of a wallet asks, kept on the interaction. */
 export interface IssuerAuthorizationRequest {
@@ -36,6 +45,11 @@ export interface IssuerAuthorizationRequest {
   offerId: string | null;
   /** Whether the request used authorization_details: the token response then names identifiers. */
   authorizationDetails: boolean;
+  /**
+   * The pushed request it came from (its request_uri's hash): spent when the person finishes,
+   * so a second visit before that (a reload, a browser opened twice) may start again.
+   */
+  pushedRequest?: string;
 }
 
 const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -224,7 +238,10 @@ export function issuerAuthorization(deps: IssuerDeps, interactions: InteractionD
   return {
     async handles(params) {
       const requestUri = params['request_uri'];
-      if (typeof requestUri === 'string') return requestUri.startsWith(ISSUER_REQUEST_URI_PREFIX);
+      if (typeof requestUri === 'string' && requestUri.startsWith(ISSUER_REQUEST_URI_PREFIX)) return true;
+      if (typeof requestUri === 'string' && requestUri.startsWith(OP_REQUEST_URI_PREFIX)) return false;
+      // Any other request_uri is no pushed request of this server: what else the request names
+      // decides whose it is (and a wallet's is refused there, at PAR or the authorization endpoint).
       // An app's log-in is never an issuance, whatever else it names: it is the OP's request of
       // a registered client, or it asks for openid. Issuance is for wallets (no registered client).
       const scopes = typeof params['scope'] === 'string' ? params['scope'].split(' ').filter(Boolean) : [];
@@ -294,21 +311,49 @@ export function issuerAuthorization(deps: IssuerDeps, interactions: InteractionD
       });
       return request;
     }
+    // Unused and unexpired, and this client's: a wrong client_id spends nothing. A visit keeps the
+    // request for as long as the log-in may take; the log-in that finishes spends it (FAPI 2.0
+    // Security Profile §5.3.2.2, note 3: one-time use at the point of authorization).
     const now = nowSeconds();
+    const uriHash = hashSecret(requestUri);
     const row =
       requestUri.length <= 200
         ? await deps.db
-            .updateTable('pushed_requests')
-            .set({ consumed_at: now })
-            .where('uri_hash', '=', hashSecret(requestUri))
+            .selectFrom('pushed_requests')
+            .select(['params'])
+            .where('uri_hash', '=', uriHash)
             .where('consumed_at', 'is', null)
             .where('expires_at', '>', now)
-            .returning(['params'])
             .executeTakeFirst()
         : undefined;
     const request = row && (JSON.parse(row.params) as IssuerAuthorizationRequest);
     if (!request || request.walletClientId !== text(query, 'client_id'))
       throw invalid('The request_uri is not valid for this client_id, has been used or has expired (60 s).');
-    return request;
+    await deps.db
+      .updateTable('pushed_requests')
+      .set({ expires_at: now + PUSHED_VISITED_TTL })
+      .where('uri_hash', '=', uriHash)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '<', now + PUSHED_VISITED_TTL)
+      .execute();
+    return { ...request, pushedRequest: uriHash };
   }
+}
+
+/**
+ * Spends the pushed request an interaction came from, when the person finishes: false when
+ * another visit of the same request_uri finished first.
+ */
+export async function spendPushedRequest(
+  deps: Pick<IssuerDeps, 'db'>,
+  uriHash: string,
+  nowSeconds: number,
+): Promise<boolean> {
+  const spent = await deps.db
+    .updateTable('pushed_requests')
+    .set({ consumed_at: nowSeconds })
+    .where('uri_hash', '=', uriHash)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(spent.numUpdatedRows) === 1;
 }

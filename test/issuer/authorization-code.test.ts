@@ -350,6 +350,48 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(disclosedClaims(credential), { family_name: 'Hopper', email });
     });
 
+    it('spends a request_uri when the person finishes: visited twice before, once after; another client_id spends nothing', async () => {
+      const pushed = await front.fetch(`${front.url}/v2/openidc/par`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: WALLET,
+          response_type: 'code',
+          redirect_uri: REDIRECT_URI,
+          scope: `member_card_${kind}`,
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+        }).toString(),
+      });
+      assert.equal(pushed.status, 201);
+      const { request_uri } = (await pushed.json()) as any;
+      const url = (clientId: string) =>
+        `${front.url}/v2/openidc/authorize?${new URLSearchParams({ client_id: clientId, request_uri })}`;
+      const stranger = await front.fetch(url('https://other-wallet.example'), { redirect: 'manual' });
+      assert.equal(stranger.status, 400);
+      // A reload (or a second tab) before logging in starts the log-in again.
+      const first = await front.fetch(url(WALLET), { redirect: 'manual' });
+      assert.equal(first.status, 303);
+      const back = await logIn(url(WALLET), `twice.${kind}@example.org`);
+      assert.ok(back.searchParams.get('code'));
+      // The first visit's log-in, finished after the other: the request_uri was spent.
+      const interaction = first.headers.get('location')!;
+      const post = (step: string, body: unknown) =>
+        fetch(`${world.server.url}${interaction}/${step}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const email = `twice-late.${kind}@example.org`;
+      assert.equal((await post('login/email', { email })).status, 202);
+      const late = await post('login/email/verify', { code: await codeFromOutbox(world.server, email) });
+      const lateBack = new URL(((await late.json()) as any).redirect_to);
+      assert.equal(lateBack.searchParams.get('error'), 'invalid_request_uri');
+      assert.equal(lateBack.searchParams.get('code'), null);
+      const after = await front.fetch(url(WALLET), { redirect: 'manual' });
+      assert.equal(after.status, 400);
+    });
+
     it('refuses a request without PKCE, and a wallet-initiated one for a configuration only offers give', async () => {
       const par = (params: Record<string, string>) =>
         front.fetch(`${front.url}/v2/openidc/par`, {
