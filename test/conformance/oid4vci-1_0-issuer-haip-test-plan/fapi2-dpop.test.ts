@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Conditions } from '../harness.ts';
 import { conformancePlan } from '../harness.ts';
 import * as cond from '../suite-fapi2-client/conditions.ts';
-import type { DpopVariation } from '../suite-fapi2-client/dpop.ts';
+import { type DpopVariation, setMember } from '../suite-fapi2-client/dpop.ts';
 import { type CredentialCall, Fapi2Run, type Tokens } from '../suite-fapi2-client/fapi2-flow.ts';
 import { type HaipIssuerWorld, startHaipIssuerWorld } from '../suite-fapi2-client/haip-world.ts';
 import type { Exchange } from '../suite-fapi2-client/http.ts';
@@ -84,22 +84,14 @@ conformancePlan<HaipIssuerWorld>('oid4vci-1_0-issuer-haip-test-plan', {
     'fapi2-security-profile-final-ensure-dpopproof-with-iat-10seconds-before-succeeds': async (c, world) => {
       const run = await new Fapi2Run(c, world).configure();
       await run.c.check('SetDpopIatTo10SecondsInPast', () => assert.ok(true));
-      await flowWithDpop(
-        run,
-        { claims: (claims) => void (claims['iat'] = seconds() - 10) },
-        { dpopAtPar: true },
-      );
+      await flowWithDpop(run, { claims: setMember('iat', () => seconds() - 10) }, { dpopAtPar: true });
     },
 
     'fapi2-security-profile-final-ensure-dpopproof-with-iat-10seconds-after-succeeds': async (c, world) => {
       const run = await new Fapi2Run(c, world).configure();
       // The module's name says 10 s; its condition sets 8 s.
       await run.c.check('SetDpopIatTo8SecondsInFuture', () => assert.ok(true));
-      await flowWithDpop(
-        run,
-        { claims: (claims) => void (claims['iat'] = seconds() + 8) },
-        { dpopAtPar: true },
-      );
+      await flowWithDpop(run, { claims: setMember('iat', () => seconds() + 8) }, { dpopAtPar: true });
     },
 
     'fapi2-security-profile-final-ensure-mismatched-dpop-jkt-fails': async (c, world) => {
@@ -239,52 +231,48 @@ async function dpopNegativeTests(run: Fapi2Run, tokens: Tokens) {
     await fails(`no ${claim}`, await send({ claims: (claims) => delete claims[claim] }));
   }
   await fails('no ath', await send({ withoutAth: true }));
-  await fails('typ invalid', await send({ header: (h) => void (h['typ'] = 'dpop+jwt+wrongyousee') }));
+  await fails('typ invalid', await send({ header: setMember('typ', () => 'dpop+jwt+wrongyousee') }));
   // (RS256 is tried only with an RSA DPoP key; HAIP's is ES256.)
   await fails('alg none', await send({ unsigned: true }));
   await fails('bad signature', await send({ after: flipSignature }));
   await fails(
     'private jwk',
-    await send({ header: (h) => void (h['jwk'] = { ...tokens.dpopKey.privateJwk }) }),
+    await send({ header: setMember('jwk', () => ({ ...tokens.dpopKey.privateJwk })) }),
   );
-  await fails('htm PUT', await send({ claims: (claims) => void (claims['htm'] = 'PUT') }));
+  await fails('htm PUT', await send({ claims: setMember('htm', () => 'PUT') }));
   await succeeds(
     await send({
-      claims: (claims) =>
-        void (claims['htu'] =
-          `${claims['htu']}?allthedoorsonthisspaceshiphavebeen#programmedtohaveacheeryandsunnydisposition`),
+      claims: setMember(
+        'htu',
+        (c) => `${c['htu']}?allthedoorsonthisspaceshiphavebeen#programmedtohaveacheeryandsunnydisposition`,
+      ),
     }),
   );
-  await succeeds(
-    await send({ claims: (claims) => void (claims['htu'] = String(claims['htu']).split('?')[0]) }),
-  );
-  await fails(
-    'htu elsewhere',
-    await send({ claims: (claims) => void (claims['htu'] = `${claims['htu']}ohnonotagain`) }),
-  );
+  await succeeds(await send({ claims: setMember('htu', (c) => String(c['htu']).split('?')[0]) }));
+  await fails('htu elsewhere', await send({ claims: setMember('htu', (c) => `${c['htu']}ohnonotagain`) }));
 
   // iat an hour off: refused, unless the server's demand of a nonce (the first try has none)
   // stood in for the iat check (callResourceEndpointStepsForIatAndNonceTests).
   for (const offset of [3600, -3600]) {
     client.rsNonce = undefined;
-    const call = await send({ claims: (claims) => void (claims['iat'] = seconds() + offset) });
+    const call = await send({ claims: setMember('iat', () => seconds() + offset) });
     if (call.usedNonce) await succeeds(call);
     else await fails(`iat ${offset}`, call);
   }
 
   const jti = randomString(11);
-  await succeeds(await send({ claims: (claims) => void (claims['jti'] = jti) }));
-  await fails('jti again', await send({ claims: (claims) => void (claims['jti'] = jti) }));
+  await succeeds(await send({ claims: setMember('jti', () => jti) }));
+  await fails('jti again', await send({ claims: setMember('jti', () => jti) }));
   await run.c.check('SetDpopAccessTokenHashToIncorrectValue', () => assert.ok(true));
   await fails(
     'ath of another token',
-    await send({ claims: (claims) => void (claims['ath'] = sha256Base64url('another access token')) }),
+    await send({ claims: setMember('ath', () => sha256Base64url('another access token')) }),
   );
   await fails('another key', await send({ signWith: newSuiteKey() }));
   await succeeds(
     await send({
-      header: (h) => void (h['tx_id'] = seconds() + 3600),
-      claims: (claims) => void (claims['tx_id_key'] = seconds() + 3600),
+      header: setMember('tx_id', () => seconds() + 3600),
+      claims: setMember('tx_id_key', () => seconds() + 3600),
     }),
   );
   // htu with the scheme and host in capitals (RFC 3986 §6.2.2–6.2.3 normalisation).
@@ -299,7 +287,7 @@ async function dpopNegativeTests(run: Fapi2Run, tokens: Tokens) {
     }),
   );
   // DpopHtuWithPort: the endpoint already names its port here, so the htu is unchanged.
-  await succeeds(await send({ claims: (claims) => void (claims['htu'] = url) }));
+  await succeeds(await send({ claims: setMember('htu', () => url) }));
   await fails('no DPoP header', await send({}, { withoutDpop: true }));
   await fails('no DPoP header, Bearer', await send({}, { withoutDpop: true, scheme: 'Bearer' }));
   // A correct proof still works: the refusals above were the proofs'.

@@ -3,7 +3,11 @@ import { conformancePlan } from '../harness.ts';
 import * as cond from '../suite-fapi2-client/conditions.ts';
 import { checkDiscovery } from '../suite-fapi2-client/discovery-checks.ts';
 import { Fapi2Run } from '../suite-fapi2-client/fapi2-flow.ts';
-import { type HaipIssuerWorld, startHaipIssuerWorld } from '../suite-fapi2-client/haip-world.ts';
+import {
+  type HaipIssuerWorld,
+  MDOC_CONFIGURATION,
+  startHaipIssuerWorld,
+} from '../suite-fapi2-client/haip-world.ts';
 import { type Exchange, exchange } from '../suite-fapi2-client/http.ts';
 import { randomString } from '../suite-fapi2-client/keys.ts';
 import { tlsIsTheDeployments } from '../suite-fapi2-client/tls.ts';
@@ -31,6 +35,7 @@ conformancePlan<HaipIssuerWorld>('oid4vci-1_0-issuer-haip-test-plan', {
 
     'fapi2-security-profile-final-happy-flow': async (c, world) => {
       const run = await new Fapi2Run(c, world).configure({ secondClient: true });
+      await mdocIsIssuerInitiatedOnly(run);
       const first = await run.obtainTokens(run.client1);
       await c.check('ExtractTLSTestValuesFromResourceConfiguration', () =>
         assert.ok(new URL(run.server.credentialEndpoint).host),
@@ -297,6 +302,27 @@ conformancePlan<HaipIssuerWorld>('oid4vci-1_0-issuer-haip-test-plan', {
     },
   },
 });
+
+/**
+ * The plan's credential_format is the tester's pick; these modules always start from the wallet
+ * (no credential offer). Run with mdoc, their PAR would ask for an mso_mdoc configuration's scope.
+ */
+async function mdocIsIssuerInitiatedOnly(run: Fapi2Run) {
+  const request = await run.createAuthorizationRequest(run.client1);
+  request.params['scope'] = MDOC_CONFIGURATION.scope;
+  const par = await run.callParEndpoint(request);
+  await run.c.choice(
+    'CheckPAREndpointResponse201WithNoError',
+    'OpenID4VCI 1.0 §3.3.3 and §5.1.2 (wallet-initiated issuance by scope)',
+    "These modules are wallet-initiated. Coffer issues wallet-initiated only from_profile configurations (the claims come from the person's profile), which mso_mdoc configurations cannot be (a profile has no mdoc namespace), so with credential_format mdoc the PAR is refused (invalid_request); the modules run with sd_jwt_vc, and mso_mdoc issuance follows an offer (issuer-initiated)",
+    () => {
+      assert.equal(par.status, 400, par.text);
+      assert.equal(par.body?.error, 'invalid_request');
+      assert.match(par.body?.error_description, /only on an offer/);
+    },
+  );
+  run.c.variant('mso_mdoc: not run (wallet-initiated mdoc issuance is refused; see the choice)');
+}
 
 /** FAPI2SPFinalPAREnsurePKCECodeVerifierRequired's checks of the token endpoint's refusal (RFC 7636 §4.6). */
 async function pkceRefusal(run: Fapi2Run, response: Exchange) {

@@ -53,3 +53,10 @@ export async function createDpopProof(
 
 /** EnsureDpopNonceContainsAllowedCharactersOnly (RFC 9449 §8.1): NQCHAR only. */
 export const isNqchar = (nonce: string) => /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(nonce);
+
+/** A variation's step that sets one claim or header parameter, from the members so far. */
+export const setMember =
+  (name: string, value: (members: Record<string, unknown>) => unknown) =>
+  (members: Record<string, unknown>) => {
+    members[name] = value(members);
+  };

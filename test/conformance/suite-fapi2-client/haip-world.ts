@@ -53,6 +53,19 @@ export const CONFIGURATION = {
   status: true,
 };
 
+/**
+ * The plan's other credential_format: an mso_mdoc configuration. Coffer issues it on offers only
+ * (wallet-initiated issuance takes from_profile configurations, which mdoc ones cannot be).
+ */
+export const MDOC_CONFIGURATION_ID = 'membership_mdoc';
+export const MDOC_CONFIGURATION = {
+  format: 'mso_mdoc',
+  doctype: 'org.example.conformance.membership.1',
+  scope: 'membership_mdoc',
+  claims: [{ path: ['org.example.conformance.membership.1', 'email'] }],
+  status: true,
+};
+
 const der = (pem: string) => pem.replace(/-----[A-Z ]+-----|\s/g, '');
 
 export async function startHaipIssuerWorld(name: string): Promise<HaipIssuerWorld> {
@@ -103,6 +116,8 @@ export async function startHaipIssuerWorld(name: string): Promise<HaipIssuerWorl
     server.request(method, p, { headers: { 'x-api-token': token }, ...(body === undefined ? {} : { body }) });
   const put = await api('PUT', `/v1/issuer/configurations/${CONFIGURATION_ID}`, CONFIGURATION);
   if (put.status !== 201) throw new Error(`configuration refused: ${put.status} ${put.text}`);
+  const mdoc = await api('PUT', `/v1/issuer/configurations/${MDOC_CONFIGURATION_ID}`, MDOC_CONFIGURATION);
+  if (mdoc.status !== 201) throw new Error(`configuration refused: ${mdoc.status} ${mdoc.text}`);
   let people = 0;
   return {
     server,
