@@ -26,8 +26,8 @@ conformancePlan<HaipIssuerWorld>('oid4vci-1_0-issuer-haip-test-plan', {
   modules: {
     'fapi2-security-profile-final-discovery-end-point-verification': async (c, world) => {
       const run = new Fapi2Run(c, world);
-      await run.fetchServerConfiguration();
-      await c.check('VCISetDiscoveryUrlFromAuthorizationServer', () => assert.ok(run.server.as.issuer));
+      await run.fetchServerConfiguration({ discovery: true });
+      await run.c.check('VCISetDiscoveryUrlFromAuthorizationServer', () => assert.ok(run.server.as.issuer));
       const configuration =
         run.server.issuerMetadata.credential_configurations_supported[world.configurationId];
       await checkDiscovery(run.c, run.server.as, run.server.asMetadataUrl, configuration);
