@@ -163,7 +163,11 @@ export async function verifySdJwtCredential(
     assert.ok(proved.includes(issued), 'cnf.jwk is none of the proof keys');
   });
   await c.check('VCIExtractSdJwtVcTypeMetadataUrl', () => {
-    // vct is not an https URL here: there is no Type Metadata to fetch.
-    assert.ok(!String(payload['vct']).startsWith('https://'));
+    // Only an https vct names Type Metadata to fetch (and check); the configuration's vct is a URN.
+    assert.equal(typeof payload['vct'], 'string');
+    assert.ok(
+      !String(payload['vct']).startsWith('https://'),
+      'Type Metadata is not fetched by this suite client',
+    );
   });
 }

@@ -102,7 +102,9 @@ export class Fapi2Run {
     if (options.secondClient) {
       // AbstractFAPI2SPFinalMultipleClient: the second client's redirect URI has a query
       // (AddRedirectUriQuerySuffix), which must come back unchanged.
-      this.client2 = await this.configureClient(2, `${redirectUri}?dummy1=lorem&dummy2=ipsum`);
+      const withQuery = `${redirectUri}?dummy1=lorem&dummy2=ipsum`;
+      await c.check('AddRedirectUriQuerySuffix', () => assert.equal(new URL(withQuery).searchParams.size, 2));
+      this.client2 = await this.configureClient(2, withQuery);
       await c.check('ValidateClientPrivateKeysAreDifferent', async () =>
         assert.notEqual(
           await thumbprintOf(this.client1.proofKeys[0]!.publicJwk),
