@@ -78,7 +78,7 @@ function contentEncryptionFor(walletMetadata: Record<string, unknown> | undefine
  */
 export async function signRequestObject(
   deps: Pick<VerifierDeps, 'config' | 'now'>,
-  verifier: { name: string; key: CryptoKey; identity: VerifierIdentity },
+  verifier: { key: CryptoKey; identity: VerifierIdentity },
   row: Pick<VerifierRequestRow, 'id' | 'nonce' | 'state' | 'expires_at'>,
   stored: StoredRequest,
   wallet: { nonce?: string | undefined; metadata?: Record<string, unknown> | undefined },
@@ -91,8 +91,9 @@ export async function signRequestObject(
     response_mode: stored.responseMode,
     nonce: row.nonce,
     dcql_query: stored.dcqlQuery,
+    // Only what §5.1 lets client_metadata carry: wallets must ignore anything else (client_name too:
+    // a wallet names an x509 verifier by its certificate).
     client_metadata: {
-      client_name: verifier.name,
       vp_formats_supported: VP_FORMATS_SUPPORTED,
       ...(encrypted
         ? {
