@@ -169,6 +169,11 @@ export const OfferCreated = Type.Object({
     id: Type.String(),
     credential_offer_uri: Type.String(),
     offer_link: Type.String({ description: 'openid-credential-offer://?credential_offer_uri=…' }),
+    haip_offer_link: Type.Optional(
+      Type.String({
+        description: 'haip://?credential_offer_uri=… (HAIP issuers): the scheme HAIP wallets must answer.',
+      }),
+    ),
     page: Type.String({ description: 'A page with the QR code and the link, for people.' }),
     tx_code: Type.Optional(
       Type.String({ description: 'Shown once: give it to the person apart from the offer.' }),

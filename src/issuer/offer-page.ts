@@ -30,7 +30,11 @@ export async function renderOfferPage(deps: IssuerDeps, offerId: string, cspNonc
     const display = configurations.get(id)?.display?.[0]?.name;
     return `<li>${escapeHtml(display ?? id)}</li>`;
   });
-  const { offerLink } = offerPaths(deps.config.publicUrl, offer.client_id, offer.id);
+  const paths = offerPaths(deps.config.publicUrl, offer.client_id, offer.id);
+  // A HAIP issuer's offer opens HAIP wallets by their scheme (HAIP 1.0, Credential Offer); the
+  // common scheme stays beside it for the others.
+  const haip = (await deps.issuerKeys(offer.client_id))?.haip === true;
+  const offerLink = haip ? paths.haipLink : paths.offerLink;
   const qr = await qrCodeSvg(offerLink, 'QR code of the offer, for a wallet on another device');
   const body = `<main>
 <h1>${escapeHtml(issuer)} offers you a credential</h1>
@@ -41,6 +45,7 @@ ${offer.tx_code_hash ? `<p>Your wallet will ask for a transaction code; ${escape
 ${qr}
 <h2>On this device</h2>
 <p><a class="open" href="${escapeHtml(offerLink)}">Add to your wallet</a></p>
+${haip ? `<p>Another wallet? <a href="${escapeHtml(paths.offerLink)}">Open the offer in it</a>.</p>` : ''}
 <p>This offer works once and expires at <time datetime="${escapeHtml(offer.expires_at)}">${escapeHtml(offer.expires_at.replace('T', ' ').slice(0, 16))} UTC</time>.</p>
 </main>`;
   return page({ title: `Add a credential – ${issuer}`, cspNonce, body, style: STYLE });

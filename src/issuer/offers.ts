@@ -27,9 +27,12 @@ export const offerClaimsContext = (offerId: string) => `issuer-offers/${offerId}
 export const offerPaths = (publicUrl: string, clientId: number, offerId: string) => {
   const issuerId = issuerIdOf(publicUrl, clientId);
   const credentialOfferUri = `${issuerId}/offers/${offerId}`;
+  const query = `?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`;
   return {
     credentialOfferUri,
-    offerLink: `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`,
+    offerLink: `openid-credential-offer://${query}`,
+    /** HAIP 1.0 (Credential Offer): HAIP wallets answer the custom scheme haip://. */
+    haipLink: `haip://${query}`,
     page: `${publicUrl}/offer/${offerId}`,
   };
 };
@@ -46,7 +49,7 @@ export async function requireIssuer(deps: IssuerDeps, clientId: number) {
 
 /** `POST /v1/issuer/offers`: the tenant offers credentials to a person's wallet. */
 export async function createOffer(deps: IssuerDeps, clientId: number, body: Static<typeof CreateOfferBody>) {
-  await requireIssuer(deps, clientId);
+  const issuer = await requireIssuer(deps, clientId);
   const configurations = await findConfigurations(deps.db, clientId, body.configuration_ids);
   body.configuration_ids.forEach((id, index) => {
     if (!configurations.has(id))
@@ -126,6 +129,7 @@ export async function createOffer(deps: IssuerDeps, clientId: number, body: Stat
     id,
     credential_offer_uri: paths.credentialOfferUri,
     offer_link: paths.offerLink,
+    ...(issuer.haip ? { haip_offer_link: paths.haipLink } : {}),
     page: paths.page,
     ...(txCode ? { tx_code: txCode } : {}),
     expires_at: expiresAt,

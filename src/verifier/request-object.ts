@@ -42,8 +42,15 @@ export const requestUriOf = (deps: Pick<VerifierDeps, 'config'>, id: string) =>
   `${deps.config.publicUrl}/v1/verifier/requests/${id}/request-object`;
 
 /** The `openid4vp://` request for a QR code or a link: by reference, fetched by POST (§5.10). */
-export const authorizationRequestOf = (clientId: string, requestUri: string) =>
-  `openid4vp://?${new URLSearchParams({ client_id: clientId, request_uri: requestUri, request_uri_method: 'post' })}`;
+export const authorizationRequestOf = (clientId: string, requestUri: string, scheme = 'openid4vp') =>
+  `${scheme}://?${new URLSearchParams({ client_id: clientId, request_uri: requestUri, request_uri_method: 'post' })}`;
+
+/**
+ * A request HAIP 1.0 shapes (x509_hash, signed by reference, direct_post.jwt) is also offered under
+ * the custom scheme HAIP wallets must answer (`haip://`).
+ */
+export const isHaipShaped = (stored: Pick<StoredRequest, 'clientId' | 'responseMode'>) =>
+  stored.clientId.startsWith('x509_hash:') && stored.responseMode === 'direct_post.jwt';
 
 export const isEncrypted = (mode: StoredRequest['responseMode']) => mode.endsWith('.jwt');
 export const responseUriOf = (deps: Pick<VerifierDeps, 'config'>, id: string) =>

@@ -7,6 +7,7 @@ import { parseCertificate } from '../keys/certificate-chain.ts';
 import { createLru } from '../lru.ts';
 import {
   authorizationRequestOf,
+  isHaipShaped,
   requestUriOf,
   type StoredRequest,
   signRequestObject,
@@ -251,6 +252,9 @@ export async function createVerifierRequest(
     page,
     request_uri: requestUri,
     authorization_request: authorizationRequestOf(verifierClientId, requestUri),
+    ...(isHaipShaped(stored)
+      ? { haip_authorization_request: authorizationRequestOf(verifierClientId, requestUri, 'haip') }
+      : {}),
   };
 }
 

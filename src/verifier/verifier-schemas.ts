@@ -92,6 +92,12 @@ export const VerifierRequestCreated = Type.Object({
     authorization_request: Type.Optional(
       Type.String({ description: 'openid4vp://?client_id=…&request_uri=…' }),
     ),
+    haip_authorization_request: Type.Optional(
+      Type.String({
+        description:
+          'haip://?client_id=…&request_uri=… for a request HAIP 1.0 shapes (x509_hash, direct_post.jwt): the scheme HAIP wallets must answer.',
+      }),
+    ),
     request_uri: Type.Optional(Type.String()),
     dc_api_request: Type.Optional(
       Type.Object({

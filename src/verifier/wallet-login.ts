@@ -195,7 +195,8 @@ export function walletLoginMethod(verifier: VerifierDeps, interactions: Interact
           { interactionId: row.id, onlyTrustedIssuers: login.trusted_issuers !== undefined },
         );
         id = created.id;
-        authorizationRequest = created.authorization_request!;
+        if (!('authorization_request' in created)) throw gone();
+        authorizationRequest = created.authorization_request;
         expiresAt = created.expires_at;
       }
       return {

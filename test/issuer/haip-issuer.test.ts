@@ -127,6 +127,20 @@ for (const kind of DATABASE_KINDS) {
         body: new URLSearchParams({ grant_type: PRE_AUTHORIZED, 'pre-authorized_code': code }).toString(),
       });
 
+    test('an offer opens HAIP wallets by haip:// (HAIP 1.0, Credential Offer), in the API and on its page', async () => {
+      const offer = await world.api('POST', '/v1/issuer/offers', {
+        configuration_ids: ['degree'],
+        claims: { degree: { given_name: 'Ada' } },
+      });
+      const { haip_offer_link: haip, offer_link: common, page } = offer.body.data;
+      assert.equal(haip, common.replace('openid-credential-offer://', 'haip://'));
+      const html = await (await world.front.fetch(page)).text();
+      assert.ok(
+        html.includes(`<a class="open" href="${haip.replaceAll('&', '&amp;')}">Add to your wallet</a>`),
+      );
+      assert.ok(html.includes(common.replaceAll('&', '&amp;')), 'the common scheme for other wallets');
+    });
+
     test("the issuer's authorization server names attest_jwt_client_auth, so wallets know to send an attestation", async () => {
       const response = await world.front.fetch(`${world.front.url}/.well-known/openid-configuration`);
       const metadata = (await response.json()) as Json;

@@ -39,6 +39,12 @@ for (const kind of DATABASE_KINDS) {
     test('a wallet fetches the signed request, presents, and the tenant reads verified claims', async () => {
       const created = await requestFor();
       assert.match(created.authorization_request, /^openid4vp:\/\/\?client_id=x509_san_dns%3A127\.0\.0\.1&/);
+      assert.equal(created.haip_authorization_request, undefined, 'not a request HAIP shapes');
+      const haipShaped = await requestFor({ client_id_prefix: 'x509_hash' });
+      assert.equal(
+        haipShaped.haip_authorization_request,
+        haipShaped.authorization_request.replace('openid4vp://', 'haip://'),
+      );
       assert.equal(created.status, 'created');
       const request = await resolveRequest(created.authorization_request, {
         walletNonce: 'wallet-nonce-123',
