@@ -346,7 +346,18 @@ export interface IssuersTable {
   bbs_did: string;
   /** 1 when the issuer follows HAIP 1.0 §4 (`coffer issuer enable --haip`). */
   haip: ColumnType<number, number | undefined, number>;
+  /** Names the ES256 key of this enable; a status list records the key that signs it. */
+  signing_key_id: string;
   created_at: string;
+}
+
+/** An issuer's earlier ES256 key, kept only to sign its own status lists (status-lists.ts). */
+export interface IssuerRetiredKeysTable {
+  id: string;
+  client_id: number;
+  key_sealed: string;
+  chain_pem: string;
+  retired_at: string;
 }
 
 export interface IssuerConfigurationsTable {
@@ -436,6 +447,8 @@ export interface StatusListsTable {
   /** The list's bytes, base64. */
   bytes: string;
   version: ColumnType<number, number | undefined, number>;
+  /** The issuer key (issuers.signing_key_id, later issuer_retired_keys.id) that signs this list. */
+  signing_key_id: string;
   updated_at: string;
 }
 
@@ -456,6 +469,8 @@ export interface IssuedCredentialsTable {
   /** The last Notification Request event for its notification_id (credential_accepted, …), or null. */
   notification_event: ColumnType<string | null, string | null | undefined, string | null>;
   issued_at: string;
+  /** The credential's validUntil / exp (null: issued before it was recorded, kept as unknown). */
+  expires_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IssuerCallbacksTable {
@@ -475,6 +490,7 @@ export interface UnreferencedBlocksTable {
 
 export interface Database {
   issuers: IssuersTable;
+  issuer_retired_keys: IssuerRetiredKeysTable;
   issuer_configurations: IssuerConfigurationsTable;
   issuer_offers: IssuerOffersTable;
   issuer_offer_events: IssuerOfferEventsTable;

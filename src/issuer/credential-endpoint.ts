@@ -278,9 +278,11 @@ async function recordCopy(
   const { configuration, now } = copy;
   const nowIso = now.toISOString();
   const id = `urn:uuid:${randomUUID()}`;
+  const validUntil = new Date(now.getTime() + (configuration.validity_seconds ?? DEFAULT_VALIDITY) * 1000);
   for (let attempt = 0; attempt < 8; attempt++) {
+    // The list belongs to the key that signs this credential (status-lists.ts).
     const entry = configuration.status
-      ? await drawStatusEntry(deps.db, keys.clientId, kindOfFormat(configuration.format), nowIso)
+      ? await drawStatusEntry(deps.db, keys, kindOfFormat(configuration.format), nowIso)
       : null;
     const issued = await signCredential(deps, keys, configuration, {
       id,
@@ -291,7 +293,7 @@ async function recordCopy(
         .map((c) => c.path),
       holder: copy.key.did ? { did: copy.key.did } : { jwk: copy.key.jwk },
       validFrom: now,
-      validUntil: new Date(now.getTime() + (configuration.validity_seconds ?? DEFAULT_VALIDITY) * 1000),
+      validUntil,
       ...(entry
         ? { status: { uri: statusListUri(deps.config.publicUrl, entry.listId), index: entry.index } }
         : {}),
@@ -325,6 +327,7 @@ async function recordCopy(
           credential_hash: sha256(typeof issued === 'string' ? issued : JSON.stringify(issued)),
           notification_id: copy.notificationId,
           issued_at: nowIso,
+          expires_at: validUntil.toISOString(),
         });
         if (entry) await countStatusEntry(tx, entry.listId);
         if (finish) await finish(tx);

@@ -1,4 +1,4 @@
-import type { JsonWebKey, KeyObject } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { fastBbs } from '../bbs/index.ts';
 import type { IssuersTable } from '../db/schema.ts';
@@ -31,6 +31,8 @@ export const sealIssuerKeys = {
 /** An issuer's keys, opened: what signs its credentials and status lists. */
 export interface IssuerKeys {
   clientId: number;
+  /** The id of this ES256 key: the status lists it signs carry it (status-lists.ts). */
+  signingKeyId: string;
   issuerId: string;
   haip: boolean;
   es256: { privateJwk: JsonWebKey; privateKey: KeyObject; x5c: string[] };
@@ -62,6 +64,7 @@ export async function openIssuerKeys(
   });
   return {
     clientId: row.client_id,
+    signingKeyId: row.signing_key_id,
     issuerId,
     haip: row.haip === 1,
     es256: {
@@ -80,23 +83,40 @@ export async function openIssuerKeys(
   };
 }
 
-/** Opened keys per client, for a minute: enabling again (new chain) shows within that time. */
+/** An issuer's earlier ES256 key, opened to sign the status lists it signed before. */
+export function openRetiredKey(
+  cipher: FieldCipher,
+  row: { client_id: number; key_sealed: string; chain_pem: string },
+): { privateKey: KeyObject; x5c: string[] } {
+  const privateJwk = JSON.parse(cipher.decrypt(row.key_sealed, es256Context(row.client_id))) as JsonWebKey;
+  return {
+    privateKey: createPrivateKey({ key: privateJwk, format: 'jwk' }),
+    x5c: pemCertificates(row.chain_pem).map((c) => c.raw.toString('base64')),
+  };
+}
+
+/**
+ * Opened keys per client, by the id of the key enabled: the row is read on every call (one
+ * primary-key lookup), so `coffer issuer enable` counts at once on every instance, and a
+ * credential is never signed by a key its status list does not belong to; opening (unsealing,
+ * the BLS public key) happens once per key.
+ */
 export function createIssuerKeyCache(
   load: (clientId: number) => Promise<Selectable<IssuersTable> | undefined>,
   open: (row: Selectable<IssuersTable>) => Promise<IssuerKeys>,
-  now: () => number = Date.now,
 ) {
-  const cache = new Map<number, { at: number; keys: Promise<IssuerKeys | undefined> }>();
-  return (clientId: number): Promise<IssuerKeys | undefined> => {
+  const cache = new Map<number, { signingKeyId: string; keys: Promise<IssuerKeys> }>();
+  return async (clientId: number): Promise<IssuerKeys | undefined> => {
+    const row = await load(clientId);
+    if (!row) {
+      cache.delete(clientId);
+      return undefined;
+    }
     const hit = cache.get(clientId);
-    if (hit && now() - hit.at < 60_000) return hit.keys;
-    // An issuer not enabled yet is not remembered: `coffer issuer enable` counts at once.
-    const keys = load(clientId).then((row) => {
-      if (!row) cache.delete(clientId);
-      return row ? open(row) : undefined;
-    });
+    if (hit && hit.signingKeyId === row.signing_key_id) return hit.keys;
+    const keys = open(row);
     if (cache.size > 1000) cache.clear();
-    cache.set(clientId, { at: now(), keys });
+    cache.set(clientId, { signingKeyId: row.signing_key_id, keys });
     keys.catch(() => cache.delete(clientId));
     return keys;
   };

@@ -19,10 +19,38 @@ export async function saveIssuer(db: Kysely<Database>, row: Insertable<IssuersTa
         key_sealed: row.key_sealed,
         chain_pem: row.chain_pem,
         haip: row.haip ?? 0,
+        signing_key_id: row.signing_key_id,
       }),
     )
     .execute();
 }
+
+/** Keeps an issuer's current ES256 key, under its id, for the status lists it signs. */
+export async function retireIssuerKey(
+  db: Kysely<Database>,
+  issuer: Pick<Selectable<IssuersTable>, 'client_id' | 'key_sealed' | 'chain_pem' | 'signing_key_id'>,
+  now: string,
+): Promise<void> {
+  await db
+    .insertInto('issuer_retired_keys')
+    .values({
+      id: issuer.signing_key_id,
+      client_id: issuer.client_id,
+      key_sealed: issuer.key_sealed,
+      chain_pem: issuer.chain_pem,
+      retired_at: now,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}
+
+export const findRetiredKey = (db: Kysely<Database>, clientId: number, id: string) =>
+  db
+    .selectFrom('issuer_retired_keys')
+    .selectAll()
+    .where('client_id', '=', clientId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 
 export const findIssuerRow = (db: Kysely<Database>, clientId: number) =>
   db.selectFrom('issuers').selectAll().where('client_id', '=', clientId).executeTakeFirst();
@@ -282,6 +310,7 @@ const insertIssued = prepareQuery((db, param: Param<Insertable<IssuedCredentials
     credential_hash: param('credential_hash'),
     notification_id: param('notification_id'),
     issued_at: param('issued_at'),
+    expires_at: param('expires_at'),
   }),
 );
 
@@ -406,6 +435,46 @@ export async function sweepExpired(db: Kysely<Database>, now: Date): Promise<voi
     .deleteFrom('verifier_nonces')
     .where('verifier', 'like', 'c_nonce:%')
     .where('expires_at', '<', Math.floor(now.getTime() / 1000))
+    .execute();
+  await dropSpentRetiredKeys(db, now);
+}
+
+/**
+ * An earlier issuer key and its status lists go once no credential on those lists can still be
+ * checked: every one has expired (a credential of unknown expiry keeps them). A list or key
+ * touched within the hour is left alone, so a request that opened the key just before it was
+ * replaced still finds its list.
+ */
+export async function dropSpentRetiredKeys(db: Kysely<Database>, now: Date): Promise<void> {
+  const nowIso = now.toISOString();
+  const anHourAgo = new Date(now.getTime() - 3_600_000).toISOString();
+  await db
+    .deleteFrom('status_lists')
+    .where('updated_at', '<', anHourAgo)
+    .where('signing_key_id', 'in', (eb) => eb.selectFrom('issuer_retired_keys').select('id'))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('issued_credentials as c')
+            .select('c.id')
+            .whereRef('c.status_list_id', '=', 'status_lists.id')
+            .where((eb) => eb.or([eb('c.expires_at', 'is', null), eb('c.expires_at', '>', nowIso)])),
+        ),
+      ),
+    )
+    .execute();
+  await db
+    .deleteFrom('issuer_retired_keys')
+    .where('retired_at', '<', anHourAgo)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('status_lists as l')
+            .select('l.id')
+            .whereRef('l.signing_key_id', '=', 'issuer_retired_keys.id'),
+        ),
+      ),
+    )
     .execute();
 }
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { CofferError, notFound } from '../errors.ts';
+import { matchesIfNoneMatch } from '../http/entity-tags.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
 import { accessTokenOf } from '../oidc/bearer.ts';
@@ -51,14 +52,15 @@ export const issuerWalletRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (
         tags: walletTags,
         summary:
           'A status list: Token Status List (statuslist+jwt, or statuslist+cwt when asked) or Bitstring Status List credential',
-        description: 'With ttl, Cache-Control and ETag; a matching If-None-Match is answered 304.',
+        description:
+          'With ttl, Cache-Control and a weak ETag naming the list version, its signing key and iat; a matching If-None-Match is answered 304.',
         params: StatusListParams,
       },
     },
     async (request, reply) => {
       const served = await servedStatusList(deps, request.params.id, request.headers.accept ?? '');
       reply.header('cache-control', served.cacheControl).header('etag', served.etag).header('vary', 'accept');
-      if (request.headers['if-none-match'] === served.etag) return reply.code(304).send();
+      if (matchesIfNoneMatch(request.headers['if-none-match'], served.etag)) return reply.code(304).send();
       reply.type(served.mediaType);
       return typeof served.body === 'string' ? served.body : Buffer.from(served.body);
     },

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, IssuedCredentialStatus, StatusListsTable } from '../db/schema.ts';
 import { CofferError } from '../errors.ts';
@@ -44,11 +44,18 @@ export const statusListUri = (publicUrl: string, listId: string) => `${publicUrl
 
 const emptyList = (kind: ListKind) => (kind === 'token' ? emptyTokenList(TOKEN_BITS) : emptyBitstring());
 
-async function openList(db: Kysely<Database>, clientId: number, kind: ListKind, now: string) {
+/** Whose list: an issuer's, signed by one of its keys (a new key starts new lists). */
+export interface ListOwner {
+  clientId: number;
+  signingKeyId: string;
+}
+
+async function openList(db: Kysely<Database>, owner: ListOwner, kind: ListKind, now: string) {
   const open = await db
     .selectFrom('status_lists')
     .select(['id', 'used'])
-    .where('client_id', '=', clientId)
+    .where('client_id', '=', owner.clientId)
+    .where('signing_key_id', '=', owner.signingKeyId)
     .where('kind', '=', kind)
     .where('used', '<', FILL_LIMIT)
     .orderBy('updated_at', 'desc')
@@ -59,7 +66,8 @@ async function openList(db: Kysely<Database>, clientId: number, kind: ListKind, 
     .insertInto('status_lists')
     .values({
       id,
-      client_id: clientId,
+      client_id: owner.clientId,
+      signing_key_id: owner.signingKeyId,
       kind,
       size: LIST_SIZE,
       bytes: Buffer.from(emptyList(kind)).toString('base64'),
@@ -70,13 +78,13 @@ async function openList(db: Kysely<Database>, clientId: number, kind: ListKind, 
 }
 
 /**
- * A random index of the issuer's open list of that kind. It is reserved when the credential's
+ * A random index of the open list of that kind signed by the key that signs the credential. It is reserved when the credential's
  * row is inserted: (list, index) is unique, so a collision is a unique violation and a new draw.
  * A list takes at most an eighth of its entries, so a draw collides at most one time in eight,
  * and the many unused entries hide which indexes are real.
  */
-export async function drawStatusEntry(db: Kysely<Database>, clientId: number, kind: ListKind, now: string) {
-  return { listId: await openList(db, clientId, kind, now), index: randomIndex() };
+export async function drawStatusEntry(db: Kysely<Database>, owner: ListOwner, kind: ListKind, now: string) {
+  return { listId: await openList(db, owner, kind, now), index: randomIndex() };
 }
 
 export async function countStatusEntry(tx: Kysely<Database>, listId: string): Promise<void> {
@@ -135,37 +143,46 @@ export type ListMediaType =
   | 'application/vc+jwt'
   | 'application/vc+ld+json';
 
-/** The list as its kind serves it; a Token Status List also as CWT when asked. */
+/** What signs a list: the ES256 key it belongs to, and the issuer's BLS key for bbs-2023 lists. */
+export interface ListSigner {
+  es256: { privateKey: KeyObject; x5c: string[] };
+  issuerId: string;
+  bbs: IssuerKeys['bbs'];
+}
+
+/**
+ * The list as its kind serves it, signed at `iat`; a Token Status List also as CWT when asked.
+ * The same list version signed at the same `iat` says the same thing on every instance.
+ */
 export async function renderStatusList(
   list: Selectable<StatusListsTable>,
-  keys: IssuerKeys,
+  signer: ListSigner,
   publicUrl: string,
   wantsCwt: boolean,
   bbs2023: Bbs2023Deps,
-  now: Date,
+  iat: Date,
 ): Promise<{ mediaType: ListMediaType; body: string | Uint8Array }> {
   const uri = statusListUri(publicUrl, list.id);
   const bytes = new Uint8Array(Buffer.from(list.bytes, 'base64'));
-  const signer = { privateKey: keys.es256.privateKey, x5c: keys.es256.x5c };
-  const validUntil = new Date(now.getTime() + 24 * 3600 * 1000);
+  const validUntil = new Date(iat.getTime() + 24 * 3600 * 1000);
   if (list.kind === 'token') {
-    const input = { uri, bits: TOKEN_BITS as 2, bytes, iat: now, exp: validUntil, ttl: LIST_TTL };
+    const input = { uri, bits: TOKEN_BITS as 2, bytes, iat, exp: validUntil, ttl: LIST_TTL };
     return wantsCwt
-      ? { mediaType: 'application/statuslist+cwt', body: signTokenStatusListCwt(input, signer) }
-      : { mediaType: 'application/statuslist+jwt', body: signTokenStatusListJwt(input, signer) };
+      ? { mediaType: 'application/statuslist+cwt', body: signTokenStatusListCwt(input, signer.es256) }
+      : { mediaType: 'application/statuslist+jwt', body: signTokenStatusListJwt(input, signer.es256) };
   }
-  const issuer = list.kind === 'bitstring-jwt' ? keys.issuerId : keys.bbs.did;
+  const issuer = list.kind === 'bitstring-jwt' ? signer.issuerId : signer.bbs.did;
   const credential = bitstringListCredential({
     uri,
     issuer,
     purpose: 'revocation',
     bytes,
-    validFrom: now,
+    validFrom: iat,
     validUntil,
     ttl: LIST_TTL * 1000,
   });
   if (list.kind === 'bitstring-jwt')
-    return { mediaType: 'application/vc+jwt', body: signBitstringListJwt(credential, signer) };
-  const signed = await signBitstringListLdp(credential, keys.bbs, bbs2023);
+    return { mediaType: 'application/vc+jwt', body: signBitstringListJwt(credential, signer.es256) };
+  const signed = await signBitstringListLdp(credential, signer.bbs, bbs2023);
   return { mediaType: 'application/vc+ld+json', body: JSON.stringify(signed) };
 }

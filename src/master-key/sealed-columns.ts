@@ -166,6 +166,14 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     aad: (r) => es256Context(Number(r['k'])),
   },
   {
+    // An earlier key of the issuer, kept for its status lists: sealed as it was in issuers.
+    table: 'issuer_retired_keys',
+    column: 'key_sealed',
+    key: 'id',
+    extra: ['t.client_id'],
+    aad: (r) => es256Context(Number(r['client_id'])),
+  },
+  {
     table: 'issuers',
     column: 'bbs_key_sealed',
     key: 'client_id',

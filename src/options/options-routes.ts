@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { matchesIfNoneMatch } from '../http/entity-tags.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { COUNTRIES, SUBDIVISIONS_BY_COUNTRY, timeZones } from './code-lists.ts';
 import { type OptionsEnvelope, OptionsEnvelope as OptionsEnvelopeSchema } from './options-schemas.ts';
@@ -33,11 +34,6 @@ export function buildOptions(): OptionsEnvelope {
   };
 }
 
-/** Whether an If-None-Match header names this entity tag (weak or strong, alone or in a list). */
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  return !!header && header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
-}
-
 /**
  * GET /v1/options: public code lists. They change only with a release, so the JSON (about
  * 220 KB; 60 KB gzipped) is built and compressed once per process and served as it is, with a
@@ -66,7 +62,7 @@ export const optionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         .header('cache-control', 'public, max-age=86400')
         .header('etag', etag)
         .header('vary', 'accept-encoding');
-      if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
       reply.type('application/json; charset=utf-8');
       // Pre-serialised bytes are sent as they are, skipping serialisation of ~5,000 entries;
       // the schema above still documents them.

@@ -1,12 +1,13 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
 import assert from 'node:assert/strict';
-import { createSecretKey, randomBytes } from 'node:crypto';
+import { createPrivateKey, createSecretKey, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createMigrator, migrateToLatest } from '../../src/db/migrate.ts';
-import { enableIssuer } from '../../src/issuer/issuer-admin.ts';
+import { generateBbsKey } from '../../src/formats/credential-issuance.ts';
+import { sealIssuerKeys } from '../../src/issuer/issuer-keys.ts';
 import { preAuthorizedCodeOf, sha256 } from '../../src/issuer/offer-document.ts';
 import { offerClaimsContext } from '../../src/issuer/offers.ts';
 import { deriveKey } from '../../src/keys/derive-key.ts';
@@ -177,12 +178,22 @@ for (const kind of DATABASE_KINDS) {
         name: 'University',
         master: true,
       });
-      await enableIssuer(
-        { db, cipher, publicUrl: 'https://coffer.invalid', now: new Date() },
-        clientId,
-        { keyPem: await privateKeyPem(leaf.keys.privateKey), chainPem: leaf.pem },
-        { haip: false },
-      );
+      // The issuer's row as `coffer issuer enable` wrote it before the upgrade (today's enable
+      // writes columns later migrations add).
+      const privateJwk = createPrivateKey(await privateKeyPem(leaf.keys.privateKey)).export({
+        format: 'jwk',
+      });
+      await db
+        .insertInto('issuers')
+        .values({
+          client_id: clientId,
+          key_sealed: sealIssuerKeys.es256(cipher, clientId, privateJwk),
+          chain_pem: leaf.pem,
+          ...(await sealIssuerKeys.bbs(cipher, clientId, await generateBbsKey())),
+          haip: 0,
+          created_at: now(),
+        })
+        .execute();
       // One configuration as the API stored it before, one whose tenant wrote the spec's paths.
       await db
         .insertInto('issuer_configurations')
