@@ -8,6 +8,7 @@ import { accountRoutes } from './accounts/account-routes.ts';
 import { curveChoice } from './bbs/curve.ts';
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
+import { loadFederationAnchors } from './config/federation-anchors.ts';
 import { loadTrustAnchors } from './config/trust-anchors.ts';
 import { loadVerifierAttestationIssuers } from './config/verifier-attestation-issuers.ts';
 import { loadWalletProvider } from './config/wallet-provider.ts';
@@ -76,6 +77,10 @@ import { createStatusChecker } from './status/status-checker.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
+import {
+  createFederationResolver,
+  outboundStatementFetcher,
+} from './trust/federation/federation-resolver.ts';
 import { createUserInserter, findUserById } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 import { profileContext } from './users/user-service.ts';
@@ -301,6 +306,15 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const previousContentKeys = ring.keys.slice(1).map((key) => deriveKey(key, 'credential-content/v1'));
   const outbound =
     context.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
+  const federationAnchors = await loadFederationAnchors(config.federationTrustAnchors);
+  // One resolver (and its cache of chains) for every surface that trusts through a federation.
+  const federation = federationAnchors.length
+    ? createFederationResolver({
+        anchors: federationAnchors,
+        fetchStatement: outboundStatementFetcher(outbound),
+        now: () => new Date(),
+      })
+    : undefined;
   const deletion: DeletionDeps = {
     db: database.db,
     store,
@@ -367,6 +381,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       attestationIssuers: await loadVerifierAttestationIssuers(config.verifierAttestationIssuers),
       transactionDataTypes: config.transactionDataTypes,
       walletAudiences: [SELF_ISSUED_AUDIENCE, config.publicUrl],
+      ...(federation ? { federation } : {}),
       now: () => new Date(),
     },
   };

@@ -45,6 +45,8 @@ export interface Config {
   walletProviderTrustAnchors: string | undefined;
   /** JWKS file of the issuers whose Verifier Attestation JWTs identify verifiers. */
   verifierAttestationIssuers: string | undefined;
+  /** FEDERATION_TRUST_ANCHORS: JSON file of OpenID Federation trust anchors and their keys (docs/trust.md). */
+  federationTrustAnchors: string | undefined;
   /** Transaction data types (OpenID4VP §5.1) the person may be asked to confirm; none by default. */
   transactionDataTypes: string[];
   logLevel: LogLevel;
@@ -200,6 +202,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const verifierAttestationIssuers = env['VERIFIER_ATTESTATION_ISSUERS']
     ? path.resolve(env['VERIFIER_ATTESTATION_ISSUERS'])
     : undefined;
+  const federationTrustAnchors = env['FEDERATION_TRUST_ANCHORS']
+    ? path.resolve(env['FEDERATION_TRUST_ANCHORS'])
+    : undefined;
   const transactionDataTypes = readTransactionDataTypes(env);
   const logLevel = (env['LOG_LEVEL'] || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -264,6 +269,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     allowPrivateTargets,
     verifierTrustAnchors,
     issuerTrustAnchors,
+    federationTrustAnchors,
     walletProviderTrustAnchors,
     verifierAttestationIssuers,
     transactionDataTypes,

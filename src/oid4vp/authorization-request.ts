@@ -11,9 +11,11 @@ import {
   OutboundError,
   type OutboundResponse,
 } from '../http/outbound.ts';
+import type { FederationResolver } from '../trust/federation/federation-resolver.ts';
 import { type VerifierAttestation, verifyAttestedRequestObject } from './attested-request-object.ts';
 import { CLIENT_ID_PREFIXES, type ClientIdentifier, parseClientIdentifier } from './client-identifier.ts';
 import { verifyDidRequestObject } from './did-request-object.ts';
+import { type FederationVerifier, verifyFederationRequestObject } from './federation-request-object.ts';
 import { invalidRequest, Oid4vpError } from './oid4vp-errors.ts';
 import { AuthorizationParameters, ClientMetadata } from './oid4vp-schemas.ts';
 import {
@@ -50,6 +52,8 @@ export interface Verifier {
   attestationIssuer: string | null;
   /** The DID (decentralized_identifier): it proves who signed, not who that is. */
   did: string | null;
+  /** openid_federation: the verifier's entity and the trust anchor its chain reached. */
+  federation: { entityId: string; anchor: string } | null;
   privacyLink: string | null;
 }
 
@@ -100,6 +104,8 @@ export interface AuthorizationRequestDeps {
   transactionDataTypes: string[];
   /** Accepted `aud` values of request objects (§5.8: https://self-issued.me/v2, or this wallet). */
   walletAudiences: string[];
+  /** FEDERATION_TRUST_ANCHORS resolved: `openid_federation` verifiers (absent: refused). */
+  federation?: FederationResolver;
   now: () => Date;
 }
 
@@ -112,6 +118,7 @@ const SIGNED_ONLY: ClientIdentifier['prefix'][] = [
   'x509_san_dns',
   'verifier_attestation',
   'decentralized_identifier',
+  'openid_federation',
 ];
 
 const checkParameters = Compile(AuthorizationParameters);
@@ -169,7 +176,7 @@ async function fetchRequestObject(
             headers: { 'content-type': 'application/x-www-form-urlencoded', accept: REQUEST_OBJECT_TYPE },
             body: new URLSearchParams({
               wallet_nonce: walletNonce!,
-              wallet_metadata: JSON.stringify(WALLET_METADATA),
+              wallet_metadata: JSON.stringify(walletMetadataFor(deps)),
             }).toString(),
           }
         : { method: 'GET', url, headers: { accept: REQUEST_OBJECT_TYPE } },
@@ -220,6 +227,15 @@ export const WALLET_METADATA = {
   authorization_encryption_enc_values_supported: CONTENT_ALGORITHMS,
 };
 
+/** The metadata as this deployment has it: `openid_federation` only with federation anchors. */
+const walletMetadataFor = (deps: AuthorizationRequestDeps) =>
+  deps.federation
+    ? WALLET_METADATA
+    : {
+        ...WALLET_METADATA,
+        client_id_prefixes_supported: CLIENT_ID_PREFIXES.filter((p) => p !== 'openid_federation'),
+      };
+
 const JWT_CLAIMS = ['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'wallet_nonce'];
 const withoutJwtClaims = (payload: JWTPayload) =>
   Object.fromEntries(Object.entries(payload).filter(([name]) => !JWT_CLAIMS.includes(name)));
@@ -229,6 +245,7 @@ interface Authenticated {
   registered: RegisteredVerifier | undefined;
   certificate: VerifierCertificate | null;
   attestation: VerifierAttestation | null;
+  federation: FederationVerifier | null;
   params: Record<string, unknown>;
   expiresAt: number | null;
 }
@@ -256,7 +273,15 @@ async function authenticate(
         `an ${id.prefix} verifier must send a signed request object (request or request_uri)`,
       );
     }
-    return { id, registered, certificate: null, attestation: null, params: query, expiresAt: null };
+    return {
+      id,
+      registered,
+      certificate: null,
+      attestation: null,
+      federation: null,
+      params: query,
+      expiresAt: null,
+    };
   }
   if (id.prefix === 'redirect_uri') {
     throw invalidRequest(
@@ -270,6 +295,7 @@ async function authenticate(
   let payload: JWTPayload;
   let certificate: VerifierCertificate | null = null;
   let attestation: VerifierAttestation | null = null;
+  let federation: FederationVerifier | null = null;
   const trust = { now, trustAnchors: deps.trustAnchors };
   switch (id.prefix) {
     case 'x509_hash':
@@ -287,6 +313,12 @@ async function authenticate(
     case 'decentralized_identifier':
       ({ payload } = await verifyDidRequestObject(jwt, id.did, { now, outbound: deps.outbound }));
       break;
+    case 'openid_federation':
+      ({ payload, federation } = await verifyFederationRequestObject(jwt, id.entityId, {
+        now,
+        resolver: deps.federation,
+      }));
+      break;
     default: {
       const keys = (registered!.metadata?.jwks?.keys ?? []) as JWK[];
       payload = await verifyRegisteredRequestObject(jwt, keys, now);
@@ -303,6 +335,7 @@ async function authenticate(
     registered,
     certificate,
     attestation,
+    federation,
     params: withoutJwtClaims(payload),
     expiresAt: typeof payload.exp === 'number' ? payload.exp : null,
   };
@@ -403,6 +436,8 @@ function nameOf(auth: Authenticated, returnTo: ErrorReturn): string {
       return id.did;
     case 'redirect_uri':
       return new URL(returnTo.target).host;
+    case 'openid_federation':
+      return auth.federation!.name;
   }
 }
 
@@ -415,6 +450,7 @@ function verifiedIdentity(auth: Authenticated): boolean {
   switch (auth.id.prefix) {
     case 'pre-registered':
     case 'verifier_attestation':
+    case 'openid_federation':
       return true;
     case 'x509_hash':
     case 'x509_san_dns':
@@ -454,7 +490,23 @@ async function checkRequest(
 
   let metadata: ClientMetadata;
   const sent = jsonMember(p, 'client_metadata');
-  if (auth.registered) {
+  if (auth.federation) {
+    // §5.9.3: the metadata is the federation's; client_metadata in the request is ignored.
+    const resolved = auth.federation.metadata;
+    if (!checkMetadata.Check(resolved)) {
+      const [first] = checkMetadata.Errors(resolved);
+      throw new Oid4vpError(
+        'invalid_client',
+        `the verifier's federation metadata${first?.instancePath ?? ''} ${first?.message ?? 'is invalid'}`,
+      );
+    }
+    metadata = resolved;
+    if (metadata.vp_formats_supported === undefined)
+      throw new Oid4vpError(
+        'invalid_client',
+        "the verifier's federation metadata has no vp_formats_supported",
+      );
+  } else if (auth.registered) {
     if (sent !== undefined) {
       throw new Oid4vpError(
         'invalid_client',
@@ -508,6 +560,9 @@ async function checkRequest(
       registeredClientId: auth.registered?.clientId ?? null,
       certificate: auth.certificate,
       attestationIssuer: auth.attestation?.issuer ?? null,
+      federation: auth.federation
+        ? { entityId: auth.federation.entityId, anchor: auth.federation.anchor }
+        : null,
       did: auth.id.prefix === 'decentralized_identifier' ? auth.id.did : null,
       privacyLink: auth.registered?.privacyLink ?? null,
     },

@@ -1,9 +1,10 @@
+import { isEntityIdentifier } from '../trust/federation/entity-statement.ts';
 import { invalidRequest } from './oid4vp-errors.ts';
 
 /**
  * Client identifier prefixes (§5.9.3). Every one the specification defines is supported but
- * OpenID Federation and `origin` (reserved for the DC API); an id without a prefix names a
- * verifier registered with `coffer client create --verifier`.
+ * `origin` (reserved for the DC API); `openid_federation` needs FEDERATION_TRUST_ANCHORS. An id
+ * without a prefix names a verifier registered with `coffer client create --verifier`.
  */
 export type ClientIdentifier =
   | { prefix: 'pre-registered'; clientId: string; registeredId: number }
@@ -11,7 +12,8 @@ export type ClientIdentifier =
   | { prefix: 'x509_san_dns'; clientId: string; dnsName: string }
   | { prefix: 'verifier_attestation'; clientId: string; subject: string }
   | { prefix: 'decentralized_identifier'; clientId: string; did: string }
-  | { prefix: 'redirect_uri'; clientId: string; uri: string };
+  | { prefix: 'redirect_uri'; clientId: string; uri: string }
+  | { prefix: 'openid_federation'; clientId: string; entityId: string };
 
 /** What wallet metadata announces (§10, `client_id_prefixes_supported`). */
 export const CLIENT_ID_PREFIXES = [
@@ -21,13 +23,14 @@ export const CLIENT_ID_PREFIXES = [
   'verifier_attestation',
   'decentralized_identifier',
   'redirect_uri',
+  'openid_federation',
 ] as const;
 
 /** DID methods a verifier may identify with: two resolved locally, did:web fetched. */
 export const VERIFIER_DID_METHODS = ['did:key:', 'did:jwk:', 'did:web:'];
 
 /** Prefixes the specification defines (or defined in drafts) that Coffer refuses rather than looks up. */
-const UNSUPPORTED = new Set(['openid_federation', 'origin', 'https', 'did', 'entity_id', 'x509_san_uri']);
+const UNSUPPORTED = new Set(['origin', 'https', 'did', 'entity_id', 'x509_san_uri']);
 
 /** A DNS name as RFC 1035 §2.3.1 and RFC 5280 §4.2.1.6 allow it in a dNSName (no wildcard). */
 const DNS_NAME =
@@ -62,6 +65,10 @@ export function parseClientIdentifier(clientId: unknown): ClientIdentifier {
       return { prefix, clientId, did: value };
     case 'redirect_uri':
       return { prefix, clientId, uri: value };
+    case 'openid_federation':
+      if (!isEntityIdentifier(value))
+        throw invalidRequest('an openid_federation client_id is an https Entity Identifier');
+      return { prefix, clientId, entityId: value };
   }
   if (prefix !== undefined && UNSUPPORTED.has(prefix)) {
     throw invalidRequest(

@@ -128,6 +128,11 @@ SHA-256 fingerprint: <code>${escapeHtml(certificate!.fingerprint)}</code></p>`,
       return [
         `<p class="warning">Unverified: this verifier is known only by its address, ${escapeHtml(v.client_id.slice('redirect_uri:'.length))}.</p>`,
       ];
+    case 'openid_federation':
+      return [
+        `<p>A member of a federation this wallet trusts: <code>${escapeHtml(v.federation?.entity_id ?? '')}</code><br>
+Trust anchor: <strong>${escapeHtml(v.federation?.trust_anchor ?? '')}</strong></p>`,
+      ];
     default:
       return v.verified ? [] : [UNVERIFIED];
   }

@@ -14,7 +14,9 @@ export type Oid4vpErrorCode =
   | 'vp_formats_not_supported'
   | 'invalid_request_uri_method'
   | 'invalid_transaction_data'
-  | 'server_error';
+  | 'server_error'
+  /** RFC 6749 §4.1.2.1: something the request depends on (a federation's statements) cannot be had now. */
+  | 'temporarily_unavailable';
 
 export class Oid4vpError extends Error {
   override readonly name = 'Oid4vpError';

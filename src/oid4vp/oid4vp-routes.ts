@@ -31,10 +31,12 @@ export const oid4vpRoutes: FastifyPluginAsyncTypebox<PresentationDeps> = async (
       if (outcome.kind === 'interaction') return reply.redirect(`/interaction/${outcome.interactionId}`, 303);
       if (outcome.kind === 'redirect') return reply.redirect(outcome.url, 303);
       // A verifier's developer testing by script gets the OAuth error as JSON; a person gets a page.
+      // A peer that could not be reached (a federation's statements) is a 502, not the request's fault.
+      const status = outcome.error === 'temporarily_unavailable' ? 502 : 400;
       if (prefersJson(request.headers.accept)) {
-        return reply.code(400).send({ error: outcome.error, error_description: outcome.message });
+        return reply.code(status).send({ error: outcome.error, error_description: outcome.message });
       }
-      const cspNonce = startPage(reply.code(400));
+      const cspNonce = startPage(reply.code(status));
       return renderErrorPage({
         title: outcome.title,
         message: outcome.message,

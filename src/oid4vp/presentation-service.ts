@@ -278,7 +278,7 @@ async function consentState(deps: PresentationDeps, id: string): Promise<Consent
 
 /**
  * Who asks and how the wallet knows (DESIGN.md, Hosted wallet): `prefix` and `verified` always,
- * and whichever of certificate, attestation issuer and DID identified the verifier.
+ * and whichever of certificate, attestation issuer, DID and federation identified the verifier.
  */
 function describeVerifier(verifier: PresentationRequest['verifier']) {
   const certificate = verifier.certificate;
@@ -300,6 +300,9 @@ function describeVerifier(verifier: PresentationRequest['verifier']) {
     },
     ...(verifier.attestationIssuer ? { attestation_issuer: verifier.attestationIssuer } : {}),
     ...(verifier.did ? { did: verifier.did } : {}),
+    ...(verifier.federation
+      ? { federation: { entity_id: verifier.federation.entityId, trust_anchor: verifier.federation.anchor } }
+      : {}),
   };
 }
 

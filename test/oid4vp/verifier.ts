@@ -54,8 +54,11 @@ export interface KeySigner {
   clientId: string;
   privateKey: Key;
   publicJwk: JWK;
-  /** How @openid4vc/openid4vp is told the request is signed: by a DID URL, or a custom header. */
-  jwtSigner: { method: 'did'; didUrl: string; alg: string } | { method: 'custom'; alg: string };
+  /** How @openid4vc/openid4vp is told the request is signed: by a DID URL, a federation key, or a custom header. */
+  jwtSigner:
+    | { method: 'did'; didUrl: string; alg: string }
+    | { method: 'federation'; kid: string; alg: string; trustChain?: [string, ...string[]] }
+    | { method: 'custom'; alg: string };
   /** Header members added to the request object, e.g. the Verifier Attestation JWT in `jwt`. */
   header?: Record<string, unknown>;
 }

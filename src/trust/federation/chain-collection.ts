@@ -22,6 +22,8 @@ export interface CollectedChains {
   chains: string[][];
   /** The Entity Configurations read on the way, by entity id. */
   configurations: Map<string, EntityStatement>;
+  /** Why a branch was left (a fetch that failed, a bad statement): the answer when none is left. */
+  failure?: TrustError;
 }
 
 const HINTS_FOLLOWED = 5;
@@ -34,6 +36,11 @@ export async function collectTrustChains(
   now: Date,
 ): Promise<CollectedChains> {
   const configurations = new Map<string, EntityStatement>();
+  let failure: TrustError | undefined;
+  const remember = (error: unknown) => {
+    if (error instanceof TrustError) failure ??= error;
+    else throw error;
+  };
   let fetches = 0;
   const fetchCounted = (url: string) => {
     if (++fetches > MAX_FETCHES)
@@ -64,6 +71,7 @@ export async function collectTrustChains(
       } catch (error) {
         // A branch that fails leaves the others; a fetch budget spent stops them all.
         if (fetches > MAX_FETCHES) throw error;
+        remember(error);
       }
     }
     return paths;
@@ -90,7 +98,8 @@ export async function collectTrustChains(
       chains.push(statements);
     } catch (error) {
       if (fetches > MAX_FETCHES) throw error;
+      remember(error);
     }
   }
-  return { chains, configurations };
+  return { chains, configurations, ...(failure ? { failure } : {}) };
 }

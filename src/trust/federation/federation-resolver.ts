@@ -78,8 +78,9 @@ export function createFederationResolver(deps: {
       const now = deps.now();
       const cached = cache.get(key);
       if (cached && cached.until > now.getTime()) return cached.chain;
-      const { chains, configurations } = await collectTrustChains(entityId, wanted, deps.fetchStatement, now);
-      let failure: TrustError | undefined;
+      const collected = await collectTrustChains(entityId, wanted, deps.fetchStatement, now);
+      const { chains, configurations } = collected;
+      let failure: TrustError | undefined = chains.length === 0 ? collected.failure : undefined;
       for (const statements of chains) {
         try {
           return keep(key, await validateTrustChain(statements, deps.anchors, now, configurations));
