@@ -155,42 +155,58 @@ export type VerifierAccepts = (
 
 /**
  * The `trusted_authorities` types this wallet evaluates (§6.1.1): `aki`, against every
- * certificate of the credential's chain. `etsi_tl` and `openid_federation` need a trusted list
- * or a federation resolved, which Coffer does not do (and the privacy considerations,
- * "Establishing Trust in the Issuers", advise wallets against fetching the URLs a verifier
- * names), so an entry of those types matches no credential.
+ * certificate of the credential's chain, and `openid_federation`, against the entities of its
+ * issuer's trust chain to an anchor of FEDERATION_TRUST_ANCHORS (resolved by the caller). The
+ * wallet resolves only its own anchors' federations, never a URL the verifier names (the privacy
+ * considerations, "Establishing Trust in the Issuers"); `etsi_tl` matches no credential yet.
  */
-export const EVALUATED_AUTHORITY_TYPES: ReadonlyArray<TrustedAuthority['type']> = ['aki'];
+export const EVALUATED_AUTHORITY_TYPES: ReadonlyArray<TrustedAuthority['type']> = [
+  'aki',
+  'openid_federation',
+];
 
 const UNEVALUATED_NAMES: Record<string, string> = {
   etsi_tl: 'ETSI trusted lists',
-  openid_federation: 'OpenID Federations',
 };
 
-/**
- * §6.1.1 compares an `aki` value's bytes; the dcql package compares strings. The formats give
- * the credential's identifiers as canonical base64url, so the query's values are made the same
- * (the package also takes padded base64url).
- */
-function withCanonicalAki(query: DcqlQuery.Output): DcqlQuery.Output {
+/** What a credential's trust is matched against, besides its own chain's key identifiers. */
+export interface CredentialTrust {
+  /** The entities of the issuer's federation trust chain, subject first (none: not a member). */
+  federationEntities(credentialIndex: number): string[];
+}
+
+const NO_TRUST: CredentialTrust = { federationEntities: () => [] };
+
+/** §6.1.1 compares an `aki` value's bytes: both sides as canonical base64url. */
+const canonicalAki = (value: string) => Buffer.from(value, 'base64url').toString('base64url');
+
+/** Whether one of the query's trusted authorities vouches for the credential (entries are alternatives). */
+function trustedBy(
+  authorities: TrustedAuthority[],
+  credential: HeldCredential,
+  credentialIndex: number,
+  trust: CredentialTrust,
+): boolean {
+  return authorities.some((authority) => {
+    if (authority.type === 'aki') {
+      const held = credential.dcql.authority?.values ?? [];
+      return authority.values.some((value) => held.includes(canonicalAki(value)));
+    }
+    if (authority.type === 'openid_federation') {
+      const entities = trust.federationEntities(credentialIndex);
+      return authority.values.some((value) => entities.includes(value));
+    }
+    return false;
+  });
+}
+
+/** The query as the dcql package sees it: trust is judged here, per type, not by the package. */
+function withoutTrustedAuthorities(query: DcqlQuery.Output): DcqlQuery.Output {
   if (!query.credentials.some((c) => c.trusted_authorities)) return query;
-  const canonical = (authority: TrustedAuthority): TrustedAuthority =>
-    authority.type === 'aki'
-      ? {
-          ...authority,
-          values: authority.values.map((value) =>
-            Buffer.from(value, 'base64url').toString('base64url'),
-          ) as typeof authority.values,
-        }
-      : authority;
   return {
     ...query,
-    credentials: query.credentials.map((credentialQuery) =>
-      credentialQuery.trusted_authorities
-        ? { ...credentialQuery, trusted_authorities: credentialQuery.trusted_authorities.map(canonical) }
-        : credentialQuery,
-    ) as DcqlQuery.Output['credentials'],
-  };
+    credentials: query.credentials.map(({ trusted_authorities: _, ...credentialQuery }) => credentialQuery),
+  } as DcqlQuery.Output;
 }
 
 /** The sentence for a query whose only obstacle was its `trusted_authorities`. */
@@ -202,7 +218,9 @@ function untrustedReason(credentialQuery: CredentialQuery): string {
   if (unevaluated.length === types.length) {
     return `request ${credentialQuery.id} accepts only issuers of the ${unevaluated.join(' or ')} it names, which this wallet cannot check`;
   }
-  return `no credential you hold was issued under the certification authorities request ${credentialQuery.id} names${
+  // Certificates alone are "certification authorities"; a federation's anchor is an authority too.
+  const noun = types.every((type) => type === 'aki') ? 'certification authorities' : 'authorities';
+  return `no credential you hold was issued under the ${noun} request ${credentialQuery.id} names${
     unevaluated.length ? ` (the ${unevaluated.join(' and ')} it also names this wallet cannot check)` : ''
   }`;
 }
@@ -211,9 +229,10 @@ export function evaluateDcql(
   query: DcqlQuery.Output,
   held: HeldCredential[],
   verifierAccepts: VerifierAccepts = () => true,
+  trust: CredentialTrust = NO_TRUST,
 ): DcqlEvaluation {
   const result = DcqlQuery.query(
-    withCanonicalAki(query),
+    withoutTrustedAuthorities(query),
     held.map((c) => ({ ...c.dcql, cryptographic_holder_binding: c.holderBinding }) as never),
   );
   const matches = result.credential_matches as Record<
@@ -229,17 +248,14 @@ export function evaluateDcql(
         verifierAccepts(credential, holderBinding, credentialQuery.id)
       );
     };
-    const valid = (matches[credentialQuery.id]?.valid_credentials ?? []).filter(usable);
-    const onlyUntrusted =
-      valid.length === 0 &&
-      credentialQuery.trusted_authorities !== undefined &&
-      (matches[credentialQuery.id]?.failed_credentials ?? []).some(
-        (failed) =>
-          failed.meta?.success === true &&
-          failed.claims?.success === true &&
-          failed.trusted_authorities?.success === false &&
-          usable(failed),
-      );
+    const matching = (matches[credentialQuery.id]?.valid_credentials ?? []).filter(usable);
+    const authorities = credentialQuery.trusted_authorities;
+    const valid = authorities
+      ? matching.filter((match) =>
+          trustedBy(authorities, held[match.input_credential_index]!, match.input_credential_index, trust),
+        )
+      : matching;
+    const onlyUntrusted = valid.length === 0 && matching.length > 0;
     return {
       queryId: credentialQuery.id,
       multiple: credentialQuery.multiple === true,

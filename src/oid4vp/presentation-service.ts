@@ -19,6 +19,8 @@ import type { FieldCipher } from '../keys/field-cipher.ts';
 import { jwkThumbprint } from '../keys/jwk-thumbprint.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
 import type { EncryptedStore } from '../storage/index.ts';
+import { isEntityIdentifier } from '../trust/federation/entity-statement.ts';
+import { TrustError } from '../trust/trust-error.ts';
 import { findAccountsOfIdentity, findHolderKeys } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
 import {
@@ -28,6 +30,7 @@ import {
   resolveAuthorizationRequest,
 } from './authorization-request.ts';
 import {
+  type CredentialTrust,
   chooseCredentials,
   type DcqlEvaluation,
   evaluateDcql,
@@ -273,7 +276,39 @@ async function consentState(deps: PresentationDeps, id: string): Promise<Consent
         formats === undefined ? {} : (formats[credential.format] as Record<string, unknown> | undefined),
         holderBinding,
       );
-  return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held, accepts) };
+  const trust = await federationTrustOf(deps, consent.request.dcqlQuery, held);
+  return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held, accepts, trust) };
+}
+
+/**
+ * For queries with `openid_federation` trusted authorities: each held credential's issuer (an
+ * https `iss`, which the formats tie to the signing certificate) resolved through the wallet's own
+ * FEDERATION_TRUST_ANCHORS — never through an entity the verifier names. An issuer with no chain,
+ * or a federation that cannot be reached, is simply not a member.
+ */
+async function federationTrustOf(
+  deps: PresentationDeps,
+  query: PresentationRequest['dcqlQuery'],
+  held: HeldCredential[],
+): Promise<CredentialTrust | undefined> {
+  const resolver = deps.requests.federation;
+  const asked = query.credentials.some((c) =>
+    c.trusted_authorities?.some((authority) => authority.type === 'openid_federation'),
+  );
+  if (!resolver || !asked) return undefined;
+  const entities = await Promise.all(
+    held.map(async (credential) => {
+      const issuer = credential.summary.issuer;
+      if (!isEntityIdentifier(issuer)) return [];
+      try {
+        return (await resolver.resolve(issuer)).entities;
+      } catch (error) {
+        if (error instanceof TrustError) return [];
+        throw error;
+      }
+    }),
+  );
+  return { federationEntities: (index) => entities[index] ?? [] };
 }
 
 /**

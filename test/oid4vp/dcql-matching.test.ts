@@ -322,32 +322,61 @@ describe('trusted_authorities against the chains of real credentials (§6.1.1)',
     assert.deepEqual(candidatesOf([await aki(chained.ca)], credentials), { pid: [], mdl: [], degree: [] });
   });
 
-  test('etsi_tl and openid_federation are not evaluated: alone they match nothing; beside a matching aki, the aki decides', async () => {
+  test('etsi_tl is not evaluated: alone it matches nothing; beside a matching aki, the aki decides', async () => {
     const trustedList = { type: 'etsi_tl', values: ['https://lotl.example.com'] };
-    const federation = { type: 'openid_federation', values: ['https://trustanchor.example.com'] };
-    for (const authorities of [[trustedList], [federation], [trustedList, federation]]) {
-      const evaluation = evaluateDcql(trustedBy(authorities), credentials);
-      assert.deepEqual(
-        evaluation.queries.map((q) => q.candidates),
-        [[], [], []],
-      );
-      const choice = chooseCredentials(evaluation) as { ok: false; reason: string };
-      assert.match(
-        choice.reason,
-        /^request pid accepts only issuers of the .+ it names, which this wallet cannot check$/,
-      );
-    }
+    const evaluation = evaluateDcql(trustedBy([trustedList]), credentials);
+    assert.deepEqual(
+      evaluation.queries.map((q) => q.candidates),
+      [[], [], []],
+    );
+    assert.deepEqual(chooseCredentials(evaluation), {
+      ok: false,
+      reason:
+        'request pid accepts only issuers of the ETSI trusted lists it names, which this wallet cannot check',
+    });
     assert.deepEqual(candidatesOf([trustedList, await aki(issuer.ca)], credentials), {
       pid: ['held-sd'],
       mdl: ['held-mdoc'],
       degree: ['held-jwt'],
     });
-    const choice = chooseCredentials(evaluateDcql(trustedBy([federation, await aki(other.ca)]), credentials));
-    assert.deepEqual(choice, {
+  });
+
+  test("openid_federation: matches the credentials whose issuer's trust chain holds a named entity", async () => {
+    const anchor = 'https://anchor.federation.example';
+    const intermediate = 'https://intermediate.federation.example';
+    // The caller resolved the issuers' chains: here the SD-JWT VC's issuer is a member, via an intermediate.
+    const trust = {
+      federationEntities: (index: number) =>
+        credentials[index]!.id === 'held-sd' ? ['https://issuer.example', intermediate, anchor] : [],
+    };
+    const byFederation = (values: string[]) =>
+      evaluateDcql(trustedBy([{ type: 'openid_federation', values }]), credentials, undefined, trust);
+    for (const values of [[anchor], [intermediate], ['https://elsewhere.example', anchor]]) {
+      assert.deepEqual(
+        byFederation(values).queries.map((q) => q.candidates.map((c) => c.credentialId)),
+        [['held-sd'], [], []],
+      );
+    }
+    const none = byFederation(['https://elsewhere.example']);
+    assert.deepEqual(
+      none.queries.map((q) => q.candidates),
+      [[], [], []],
+    );
+    assert.deepEqual(chooseCredentials(none), {
       ok: false,
-      reason:
-        'no credential you hold was issued under the certification authorities request pid names (the OpenID Federations it also names this wallet cannot check)',
+      reason: 'no credential you hold was issued under the authorities request pid names',
     });
+    // Entries are alternatives: a federation beside an aki of another CA still matches the member.
+    const either = evaluateDcql(
+      trustedBy([{ type: 'openid_federation', values: [anchor] }, await aki(other.ca)]),
+      credentials,
+      undefined,
+      trust,
+    );
+    assert.deepEqual(
+      either.queries.map((q) => q.candidates.map((c) => c.credentialId)),
+      [['held-sd'], [], []],
+    );
   });
 
   test('a credential that fails the claims as well gets no trust reason; credential sets name the trust reason', async () => {
