@@ -1,5 +1,6 @@
 import { findClient } from '../clients/client-repository.ts';
 import { enableIssuer } from '../issuer/issuer-admin.ts';
+import { signerCertificateWarnings } from '../issuer/signer-certificate-checks.ts';
 import { DEVELOPMENT_COUNTRY } from '../keys/development-certificate.ts';
 import { isCountryCode } from '../options/code-lists.ts';
 import {
@@ -14,7 +15,7 @@ import {
 /**
  * `coffer issuer enable --client ID [--key FILE --chain FILE | --country CC] [--haip]`: the
  * client's credential issuer; without files, a development key and self-signed certificate,
- * with a warning.
+ * with a warning; with them, warnings for what readers of its credentials will refuse.
  */
 export async function runIssuerCommand(deps: CliDeps, argv: string[]): Promise<CommandResult> {
   const [, action, ...args] = argv;
@@ -51,6 +52,7 @@ export async function runIssuerCommand(deps: CliDeps, argv: string[]): Promise<C
           'Development certificate: self-signed, so wallets show this issuer as unverified unless they trust it. Production uses a certificate from the ecosystem (--key, --chain).',
         ]
       : []),
+    ...signerCertificateWarnings(material.chainPem, enabled.credential_issuer),
   ];
   return {
     json: {
