@@ -12,7 +12,7 @@ import type { Dialect } from '../db/dialect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';
 import { registerContext } from '../formats/ldp-vc/contexts/context-admin.ts';
-import { createDevelopmentCertificate } from '../keys/development-certificate.ts';
+import { createDevelopmentCertificate, DEVELOPMENT_COUNTRY } from '../keys/development-certificate.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { rotateSigningKey } from '../keys/signing-keys.ts';
 import { checkVerifierMetadata } from '../oid4vp/verifier-registry.ts';
@@ -60,10 +60,11 @@ export const USAGE = `Usage: coffer <command> [options]
   verifier enable --client ID [--key FILE --chain FILE] [--json]
                 (the key and certificate chain that sign the client's presentation requests;
                  without files, a development key and self-signed certificate)
-  issuer enable --client ID [--key FILE --chain FILE] [--haip] [--json]
+  issuer enable --client ID [--key FILE --chain FILE | --country CC] [--haip] [--json]
                 (the client's credential issuer: the ES256 key and chain that sign its SD-JWT
                  VCs, mdocs, VC-JWTs and status lists, and a BLS12-381 key for bbs-2023;
-                 without files, a development key and self-signed certificate; --haip asks
+                 without files, a development key and self-signed certificate whose subject
+                 names the country CC, an ISO 3166-1 alpha-2 code, default ZZ; --haip asks
                  wallets for PAR, PKCE, DPoP, a Wallet Attestation and key attestations)
   storage gc [--dry-run] [--grace SECONDS] [--json]
                 (removes blocks no row names that are older than the grace period, default
@@ -343,12 +344,19 @@ export async function signingMaterialOf(
   values: Record<string, unknown>,
   name: string,
   now: Date,
+  country = DEVELOPMENT_COUNTRY,
 ): Promise<{ keyPem: string; chainPem: string; development: boolean }> {
   if ((typeof values['key'] === 'string') !== (typeof values['chain'] === 'string')) {
     throw new UsageError('--key and --chain go together: the key signs, the chain names it');
   }
   if (typeof values['key'] !== 'string') {
-    const made = await createDevelopmentCertificate({ name, dnsName: new URL(deps.publicUrl).hostname, now });
+    const made = await createDevelopmentCertificate({
+      name,
+      country,
+      dnsName: new URL(deps.publicUrl).hostname,
+      url: deps.publicUrl,
+      now,
+    });
     return { ...made, development: true };
   }
   return {

@@ -8,6 +8,7 @@ import {
   id_ce_subjectAltName,
   KeyUsage,
   KeyUsageFlags,
+  type Name,
   SubjectAlternativeName,
 } from '@peculiar/asn1-x509';
 import { createLru } from '../lru.ts';
@@ -27,6 +28,17 @@ interface CertificateFields {
   ipAddresses: readonly string[];
   /** The keyIdentifier of the authorityKeyIdentifier extension (RFC 5280 §4.2.1.1), base64url; else null. */
   authorityKeyIdentifier: string | null;
+  /** The countryName (C) values of the subject and of the issuer name. */
+  subjectCountries: readonly string[];
+  issuerCountries: readonly string[];
+}
+
+const COUNTRY_NAME = '2.5.4.6';
+
+function countryValues(name: Name): readonly string[] {
+  return Object.freeze(
+    name.flatMap((rdn) => rdn.filter((a) => a.type === COUNTRY_NAME).map((a) => a.value.toString())),
+  );
 }
 
 /**
@@ -37,7 +49,8 @@ interface CertificateFields {
 const kept = createLru<string, CertificateFields>(256);
 
 function readFields(certificate: X509Certificate): CertificateFields {
-  const extensions = AsnConvert.parse(certificate.raw, Certificate).tbsCertificate.extensions ?? [];
+  const tbs = AsnConvert.parse(certificate.raw, Certificate).tbsCertificate;
+  const extensions = tbs.extensions ?? [];
   const keyUsage = extensions.find((e) => e.extnID === id_ce_keyUsage);
   const altName = extensions.find((e) => e.extnID === id_ce_subjectAltName);
   const authorityKey = extensions.find((e) => e.extnID === id_ce_authorityKeyIdentifier);
@@ -62,6 +75,8 @@ function readFields(certificate: X509Certificate): CertificateFields {
     ),
     // An identifier given as issuer name and serial number instead (RFC 5280 allows both) is none.
     authorityKeyIdentifier: keyIdentifier ? Buffer.from(keyIdentifier.buffer).toString('base64url') : null,
+    subjectCountries: countryValues(tbs.subject),
+    issuerCountries: countryValues(tbs.issuer),
   });
 }
 
@@ -119,4 +134,17 @@ export function dnsNamesOf(certificate: X509Certificate): readonly string[] {
  */
 export function authorityKeyIdentifierOf(certificate: X509Certificate): string | null {
   return fieldsOf(certificate).authorityKeyIdentifier;
+}
+
+/**
+ * The countryName (C) values of the certificate's subject and issuer names, as written: an mdoc
+ * reader applying ISO/IEC 18013-5 Annex B refuses a document signer without one (Credo reads
+ * the issuer name, the standard asks it of both).
+ */
+export function countriesOf(certificate: X509Certificate): {
+  subject: readonly string[];
+  issuer: readonly string[];
+} {
+  const fields = fieldsOf(certificate);
+  return { subject: fields.subjectCountries, issuer: fields.issuerCountries };
 }
