@@ -44,8 +44,13 @@ export async function createDevelopmentWalletProvider(
   }
   const rootKeys = await newKeys();
   const signerKeys = await newKeys();
-  const rootName = `CN=${name} development wallet provider root, O=${name}`;
-  const subject = `CN=${name} development wallet provider, O=${name}`;
+  // Structured attributes, never a DN string: a name with a comma or a plus would otherwise add
+  // attributes of its own choosing (the same rule as development-certificate.ts).
+  const nameOf = (commonName: string) =>
+    new x509.Name([{ CN: [{ utf8String: commonName }] }, { O: [{ utf8String: name }] }]);
+  const rootName = nameOf(`${name} development wallet provider root`);
+  const signerName = nameOf(`${name} development wallet provider`);
+  const subject = signerName.toString();
   const root = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
     name: rootName,
@@ -61,8 +66,8 @@ export async function createDevelopmentWalletProvider(
   });
   const signer = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
-    subject,
-    issuer: root.subject,
+    subject: signerName,
+    issuer: rootName,
     notBefore: new Date(now.getTime() - DAY),
     notAfter: new Date(now.getTime() + 365 * DAY),
     publicKey: signerKeys.publicKey,

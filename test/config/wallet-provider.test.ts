@@ -1,12 +1,14 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as x509 from '@peculiar/x509';
 import { ConfigError, readConfig } from '../../src/config/config.ts';
 import { loadWalletProvider } from '../../src/config/wallet-provider.ts';
+import { createDevelopmentWalletProvider } from '../../src/keys/development-wallet-provider.ts';
 import { coffer } from '../helpers/cli.ts';
 import { createWalletProvider, type WalletProviderFiles } from '../oid4vci/haip-helpers.ts';
 import { makeCertificate, privateKeyPem } from '../oid4vp/certificates.ts';
@@ -39,6 +41,25 @@ describe('coffer wallet-provider create, and WALLET_PROVIDER_KEY / WALLET_PROVID
     assert.equal(provider.privateKey.asymmetricKeyDetails?.namedCurve, 'prime256v1');
     const loaded = await loadWalletProvider(provider.keyFile, provider.chainFile, new Date());
     assert.deepEqual(loaded?.x5c, provider.x5c);
+  });
+
+  test('a name with DN syntax in it stays one name: no attribute is added', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'coffer-provider-name-'));
+    try {
+      const made = await createDevelopmentWalletProvider(dir, 'Acme, C=XX + OU=Evil', new Date());
+      const [signerPem, rootPem] = (await readFile(made.chain, 'utf8')).match(
+        /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+      )!;
+      for (const [pem, commonName] of [
+        [signerPem!, 'Acme, C=XX + OU=Evil development wallet provider'],
+        [rootPem!, 'Acme, C=XX + OU=Evil development wallet provider root'],
+      ] as const) {
+        const subject = new x509.X509Certificate(pem).subjectName.toJSON();
+        assert.deepEqual(subject, [{ CN: [commonName] }, { O: ['Acme, C=XX + OU=Evil'] }]);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('it never overwrites, and a bad command line fails with usage, not a stack trace', async () => {
