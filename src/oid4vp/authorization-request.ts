@@ -78,7 +78,12 @@ export interface ErrorReturn {
 
 export type RequestOutcome =
   | { ok: true; request: PresentationRequest }
-  | { ok: false; error: Oid4vpError; returnTo: ErrorReturn | null };
+  | {
+      ok: false;
+      error: Oid4vpError;
+      /** With the verifier's metadata where it is well-formed, to encrypt a direct_post.jwt error to. */
+      returnTo: (ErrorReturn & { metadata: ClientMetadata | null }) | null;
+    };
 
 export interface RegisteredVerifier {
   clientId: number;
@@ -530,13 +535,31 @@ export async function resolveAuthorizationRequest(
   query: Record<string, unknown>,
   deps: AuthorizationRequestDeps,
 ): Promise<RequestOutcome> {
-  let returnTo: ErrorReturn | null = null;
+  let returnTo: (ErrorReturn & { metadata: ClientMetadata | null }) | null = null;
   try {
     const auth = await authenticate(textParameters(query), deps);
-    returnTo = responseTarget(auth, deps);
-    return { ok: true, request: await checkRequest(auth, returnTo, deps) };
+    const target = responseTarget(auth, deps);
+    returnTo = { ...target, metadata: metadataForErrors(auth) };
+    return { ok: true, request: await checkRequest(auth, target, deps) };
   } catch (error) {
     if (!(error instanceof Oid4vpError)) throw error;
     return { ok: false, error, returnTo };
   }
+}
+
+/**
+ * The verifier's metadata for encrypting an error response (§8.3: with direct_post.jwt the
+ * error is encrypted too): its registered metadata, or the request's client_metadata when that
+ * is well-formed. Null otherwise — §8.3.1 lets a wallet that cannot encrypt send the error in
+ * clear, and so does delivery when no key of the metadata fits.
+ */
+function metadataForErrors(auth: Authenticated): ClientMetadata | null {
+  if (auth.registered) return auth.registered.metadata;
+  let sent: unknown;
+  try {
+    sent = jsonMember(auth.params, 'client_metadata');
+  } catch {
+    return null;
+  }
+  return sent !== undefined && checkMetadata.Check(sent) ? sent : null;
 }

@@ -10,7 +10,10 @@ import { invalidRequestObject } from './oid4vp-errors.ts';
 
 /**
  * Request Objects (JAR, RFC 9101, as OpenID4VP §5 profiles it): `typ` oauth-authz-req+jwt, an
- * asymmetric signature, an expiry, and a `client_id` equal to the one in the query.
+ * asymmetric signature, and a `client_id` equal to the one in the query. An `exp` is honoured
+ * but not required: neither RFC 9101 nor OpenID4VP 1.0 asks for one, and the OpenID Foundation
+ * conformance suite's verifier sends none; replay of a presentation is stopped by the nonce,
+ * which is answered once per verifier.
  */
 export const SIGNING_ALGORITHMS = [
   'ES256',
@@ -55,7 +58,6 @@ export async function verifySignature(
     const { payload } = await jwtVerify(jwt, key as never, {
       typ: REQUEST_OBJECT_TYPE,
       algorithms: [alg],
-      requiredClaims: ['exp'],
       clockTolerance: CLOCK_SKEW_SECONDS,
       currentDate: now,
     });
