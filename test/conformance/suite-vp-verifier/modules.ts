@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createClient } from '../../../src/clients/client-admin.ts';
 import type { Conditions, ModuleImplementation, ModuleRun } from '../harness.ts';
 import { decide, openConsent, openWallet, pageText } from './person.ts';
 import { checkDirectPost, checkPresentation } from './response-checks.ts';
@@ -32,6 +33,7 @@ function variantsOf(plan: Plan): Variant[] {
     { format, prefix: 'x509_hash', method: 'request_uri_signed', mode: 'direct_post.jwt' },
     { format, prefix: 'decentralized_identifier', method: 'request_uri_signed', mode: 'direct_post.jwt' },
     { format, prefix: 'redirect_uri', method: 'url_query', mode: 'direct_post' },
+    { format, prefix: 'redirect_uri', method: 'url_query', mode: 'direct_post.jwt' },
   ]);
 }
 
@@ -62,8 +64,11 @@ async function presents(
     assert.ok(run.requestFetches.length >= 1, 'the wallet never fetched request_uri');
     await spec.checkFetch?.(c, run);
   }
+  const fetches = run.requestFetches.length;
   const answer = await decide(world, path, 'approve');
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  // handleRequestUriRequest: "Wallet called request_uri after already sending a response" fails the test.
+  assert.equal(run.requestFetches.length, fetches, 'the wallet fetched request_uri after its response');
   // setStateToResponseReceived: exactly one response.
   assert.equal(run.responsePosts.length, 1, 'the suite received one response at its response_uri');
   const unpacked = await checkDirectPost(c, run, run.responsePosts[0]!);
@@ -83,6 +88,44 @@ async function presents(
       assert.equal(next.hash, `#${run.codeVerifier}`),
     );
   }
+}
+
+/**
+ * The pre_registered variant (url_query, direct_post): the verifier is registered with Coffer
+ * (`coffer client create --verifier` with the run's response_uri) and sends, as the suite always
+ * does, client_metadata with its vp_formats_supported. Coffer takes a registered verifier's
+ * metadata from the registration only and refuses the request with invalid_client, told to the
+ * registered response_uri.
+ */
+async function preRegistered(c: Conditions, world: SuiteVerifierWorld, format: Variant['format']) {
+  const variant: Variant = { format, prefix: 'pre_registered', method: 'url_query', mode: 'direct_post' };
+  c.variant(describeVariant(variant));
+  const run = await world.suite.newRun(variant);
+  const registered = await createClient(world.server.database.db, {
+    name: 'Conformance Suite Verifier',
+    verifier: true,
+    redirectUris: [run.responseUri],
+  });
+  run.clientId = String(registered.client_id);
+  run.request['client_id'] = run.clientId;
+  await world.suite.finish(run);
+  const opened = await openWallet(world, run);
+  await c.choice(
+    format === 'sd_jwt_vc'
+      ? 'AddVP1FinalSdJwtClientMetadataToAuthorizationRequest'
+      : 'AddVP1FinalIsoMdocClientMetadataToAuthorizationRequest',
+    'OpenID4VP 1.0 §5.1 (client_metadata), §5.9.2',
+    "the suite sends client_metadata with every request, pre_registered too; Coffer takes a registered verifier's metadata (formats, encryption keys) from its registration only — authoritative data from another source takes precedence (§5.1) — and refuses client_metadata from it with invalid_client, so that a request made in a registered verifier's name cannot bring its own keys; the suite's pre_registered variant therefore ends in that error at the registered response_uri",
+    () => {
+      if (run.returnRedirect) assert.equal(opened.status, 303, pageText(opened.text));
+      else assert.equal(opened.status, 400, `${opened.status} ${opened.location ?? ''}`);
+      assert.equal(run.responsePosts.length, 1, 'the verifier was not told');
+      const form = run.responsePosts[0]!.form;
+      assert.equal(form['error'], 'invalid_client');
+      assert.equal(form['state'], run.state);
+      assert.equal(form['vp_token'], undefined);
+    },
+  );
 }
 
 interface Negative {
@@ -154,8 +197,28 @@ const each =
     body: (c: Conditions, w: SuiteVerifierWorld, v: Variant) => Promise<void>,
   ): ModuleRun<SuiteVerifierWorld> =>
   async (c, world) => {
+    await configure(c, world);
     for (const variant of variantsOf(plan).filter(filter)) await body(c, world, variant);
   };
+
+/**
+ * The suite's configure(): the wallet's authorization endpoint as the tester configures it
+ * (`server.authorization_endpoint`, here Coffer's), and request_uri support, which static
+ * configuration leaves at its default (true) and Coffer's wallet metadata does not deny.
+ */
+async function configure(c: Conditions, world: SuiteVerifierWorld) {
+  const endpoint = `${world.server.url}/v1/oid4vp/authorize`;
+  await c.check('CheckAuthorizationEndpointIsValidUri', () =>
+    assert.match(endpoint, /^[a-zA-Z][a-zA-Z0-9+.-]*:/),
+  );
+  await c.check('CheckDiscEndpointRequestUriParameterSupported', async () => {
+    // The endpoint takes request_uri: a request by reference to an unknown verifier is refused for who it is, not for request_uri.
+    const response = await fetch(`${endpoint}?client_id=x509_hash:AAAA&request_uri=https://127.0.0.1:1/r`, {
+      redirect: 'manual',
+    });
+    assert.doesNotMatch(await response.text(), /request_uri_not_supported/);
+  });
+}
 
 const all = () => true;
 const signed = (v: Variant) => v.method === 'request_uri_signed';
@@ -187,12 +250,16 @@ export function walletPlanModules(plan: Plan): Record<string, ModuleImplementati
     each(plan, filter, (c, world, variant) => refuses(c, world, variant, spec));
 
   const modules: Record<string, ModuleImplementation<SuiteVerifierWorld>> = {
-    'oid4vp-1final-wallet-happy-flow': positive(all, {
-      // The optional state is omitted.
-      before: (run) => {
-        run.state = undefined;
-      },
-    }),
+    'oid4vp-1final-wallet-happy-flow': async (c, world, t) => {
+      await positive(all, {
+        // The optional state is omitted.
+        before: (run) => {
+          run.state = undefined;
+        },
+      })(c, world, t);
+      if (plan === 'plain')
+        for (const format of ['sd_jwt_vc', 'iso_mdl'] as const) await preRegistered(c, world, format);
+    },
     'oid4vp-1final-wallet-alternate-happy-flow': positive(all, {
       before: (run) => {
         run.nonce = randomValue(43);

@@ -301,6 +301,9 @@ async function checkSdJwt(
     assert.equal(new Set(salts).size, salts.length);
   });
   if (options.haip) {
+    await c.check('ValidateCredentialValidityInfoIsPresent', () =>
+      assert.ok(s.claims['exp'] !== undefined || s.claims['status'] !== undefined, 'neither exp nor status'),
+    );
     await c.check('ValidateSdJwtCredentialX5cCertificateChain', () => {
       const chain = (s.header['x5c'] as string[]).map(
         (der) => new X509Certificate(Buffer.from(der, 'base64')),

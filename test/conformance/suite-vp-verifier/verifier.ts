@@ -22,7 +22,12 @@ import {
  */
 
 export type CredentialFormat = 'sd_jwt_vc' | 'iso_mdl';
-export type ClientIdPrefix = 'x509_san_dns' | 'x509_hash' | 'redirect_uri' | 'decentralized_identifier';
+export type ClientIdPrefix =
+  | 'x509_san_dns'
+  | 'x509_hash'
+  | 'redirect_uri'
+  | 'decentralized_identifier'
+  | 'pre_registered';
 export type RequestMethod = 'request_uri_signed' | 'url_query';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';
 
@@ -252,6 +257,8 @@ export async function startSuiteVerifier(
       x509_hash: `x509_hash:${x509Hash(hashLeaf)}`,
       redirect_uri: `redirect_uri:${responseUri}`,
       decentralized_identifier: `decentralized_identifier:${did}`,
+      // client.client_id as the tester configures it: the id the wallet registered the verifier under (set by the module).
+      pre_registered: '',
     }[variant.prefix];
     let encryption: EncryptionKey | null = null;
     if (variant.mode === 'direct_post.jwt') {
