@@ -18,6 +18,7 @@ import { invalidRequest, Oid4vpError } from './oid4vp-errors.ts';
 import { AuthorizationParameters, ClientMetadata } from './oid4vp-schemas.ts';
 import {
   checkRequestObjectClaims,
+  readUnsecuredRequestObject,
   SIGNING_ALGORITHMS,
   verifyRegisteredRequestObject,
 } from './request-object.ts';
@@ -263,15 +264,28 @@ async function authenticate(
     }
     return { id, registered, certificate: null, attestation: null, params: query, expiresAt: null };
   }
-  if (id.prefix === 'redirect_uri') {
-    throw invalidRequest(
-      'a redirect_uri verifier cannot send signed requests (§5.9.3); send the parameters unsigned',
-    );
-  }
   const { jwt, walletNonce } = byReference
     ? await fetchRequestObject(query, deps)
     : { jwt: query['request']! };
   const now = deps.now();
+  if (id.prefix === 'redirect_uri') {
+    // §5.9.3: its requests cannot be signed; an unsecured request object stands for plain parameters.
+    const payload = readUnsecuredRequestObject(jwt, now);
+    checkRequestObjectClaims(payload, {
+      clientId: id.clientId,
+      audiences: deps.walletAudiences,
+      now,
+      ...(walletNonce ? { walletNonce } : {}),
+    });
+    return {
+      id,
+      registered,
+      certificate: null,
+      attestation: null,
+      params: withoutJwtClaims(payload),
+      expiresAt: typeof payload.exp === 'number' ? payload.exp : null,
+    };
+  }
   let payload: JWTPayload;
   let certificate: VerifierCertificate | null = null;
   let attestation: VerifierAttestation | null = null;

@@ -10,8 +10,9 @@ import type { SuiteVerifierWorld } from './world.ts';
  * The seventeen modules of the OpenID4VP 1.0 wallet plans (VP1FinalWalletTestPlan; the HAIP plan
  * runs sixteen of them), each over the variants the plan runs that a hosted web wallet can take:
  * plain — sd_jwt_vc and iso_mdl, each with x509_san_dns (signed request_uri, direct_post),
- * x509_hash (signed, direct_post.jwt), decentralized_identifier (signed, direct_post.jwt) and
- * redirect_uri (url_query, direct_post); HAIP — x509_hash, signed request_uri, direct_post.jwt.
+ * x509_hash (signed, direct_post.jwt), decentralized_identifier (signed, direct_post.jwt),
+ * redirect_uri (url_query, direct_post; unsigned request_uri, direct_post.jwt) and, in the happy
+ * flow, pre_registered; HAIP — x509_hash, signed request_uri, direct_post.jwt.
  * The dc_api and dc_api.jwt response modes need the browser's Digital Credentials API, which a
  * wallet reached by URL does not answer.
  */
@@ -33,7 +34,7 @@ function variantsOf(plan: Plan): Variant[] {
     { format, prefix: 'x509_hash', method: 'request_uri_signed', mode: 'direct_post.jwt' },
     { format, prefix: 'decentralized_identifier', method: 'request_uri_signed', mode: 'direct_post.jwt' },
     { format, prefix: 'redirect_uri', method: 'url_query', mode: 'direct_post' },
-    { format, prefix: 'redirect_uri', method: 'url_query', mode: 'direct_post.jwt' },
+    { format, prefix: 'redirect_uri', method: 'request_uri_unsigned', mode: 'direct_post.jwt' },
   ]);
 }
 
@@ -43,6 +44,7 @@ interface Positive {
   /** Changes to `authorization_endpoint_request` after it is built. */
   after?: (run: Run) => void;
   requestUriMethodPost?: boolean;
+  reorder?: boolean;
   /** Checks of the request_uri fetch (validateRequestUriFetchMethod). */
   checkFetch?: (c: Conditions, run: Run) => Promise<void>;
 }
@@ -58,9 +60,12 @@ async function presents(
   c.variant(describeVariant(variant));
   const run = await world.suite.newRun(variant, spec.before);
   spec.after?.(run);
-  await world.suite.finish(run, { requestUriMethodPost: spec.requestUriMethodPost });
+  await world.suite.finish(run, {
+    ...(spec.requestUriMethodPost ? { requestUriMethodPost: true } : {}),
+    ...(spec.reorder ? { reorder: true } : {}),
+  });
   const { path } = await openConsent(world, run);
-  if (variant.method === 'request_uri_signed') {
+  if (variant.method !== 'url_query') {
     assert.ok(run.requestFetches.length >= 1, 'the wallet never fetched request_uri');
     await spec.checkFetch?.(c, run);
   }
@@ -222,6 +227,7 @@ async function configure(c: Conditions, world: SuiteVerifierWorld) {
 
 const all = () => true;
 const signed = (v: Variant) => v.method === 'request_uri_signed';
+const byReference = (v: Variant) => v.method !== 'url_query';
 const encrypted = (v: Variant) => v.mode === 'direct_post.jwt';
 
 /** The not-applicable DC API modules: Coffer is reached by URL, and a request for a DC API response mode is refused. */
@@ -261,6 +267,7 @@ export function walletPlanModules(plan: Plan): Record<string, ModuleImplementati
         for (const format of ['sd_jwt_vc', 'iso_mdl'] as const) await preRegistered(c, world, format);
     },
     'oid4vp-1final-wallet-alternate-happy-flow': positive(all, {
+      reorder: true,
       before: (run) => {
         run.nonce = randomValue(43);
         run.state = randomValue(64);
@@ -275,7 +282,7 @@ export function walletPlanModules(plan: Plan): Record<string, ModuleImplementati
         if (run.variant.prefix === 'redirect_uri') delete run.request['response_uri'];
       },
     }),
-    'oid4vp-1final-wallet-request-uri-method-post': positive(signed, {
+    'oid4vp-1final-wallet-request-uri-method-post': positive(byReference, {
       requestUriMethodPost: true,
       checkFetch: async (c, run) => {
         const fetch = run.requestFetches[0]!;
@@ -365,7 +372,7 @@ export function walletPlanModules(plan: Plan): Record<string, ModuleImplementati
       'OpenID4VP 1.0 Appendix A.3.2',
       'multi-signed requests (JWS JSON serialization) exist only over the Digital Credentials API (request_uri_multisigned with dc_api / dc_api.jwt); a hosted wallet reached by URL takes no DC API request, and Coffer refuses a request for a DC API response mode',
     ),
-    'oid4vp-1final-wallet-negative-test-mismatched-client-id': negative(signed, {
+    'oid4vp-1final-wallet-negative-test-mismatched-client-id': negative(byReference, {
       before: (run) => {
         run.tamper.mismatchedClientId = true;
       },
@@ -439,6 +446,13 @@ export function walletPlanModules(plan: Plan): Record<string, ModuleImplementati
         // ExpectUnsatisfiableDcqlQueryErrorPage: the person is told the request cannot be met, and cannot approve it.
         await c.check('ExpectUnsatisfiableDcqlQueryErrorPage', async () => {
           assert.match(String(consent.unsatisfiable_reason), /nonexistent_credential|no credential|cannot/i);
+          const html = await (await fetch(world.server.url + path)).text();
+          assert.ok(
+            pageText(html.replace(/&#39;/g, "'"), Number.POSITIVE_INFINITY).includes(
+              String(consent.unsatisfiable_reason).slice(0, 40),
+            ),
+            'the consent page does not tell the person',
+          );
           const approve = await decide(world, path, 'approve');
           assert.equal(approve.status, 400, JSON.stringify(approve.body));
           assert.equal(run.responsePosts.length, 0, 'a response was sent on approve');

@@ -20,13 +20,13 @@ export interface Opened {
 }
 
 /** What an HTML page says, without its markup and style. */
-export const pageText = (html: string) =>
+export const pageText = (html: string, limit = 600) =>
   html
     .replace(/<style[\s\S]*?<\/style>/g, '')
     .replace(/<[^>]+>/g, ' ')
     .replace(/\s+/g, ' ')
     .trim()
-    .slice(0, 600);
+    .slice(0, limit);
 
 /** The browser opens the wallet's authorization endpoint with the suite's redirect query. */
 export async function openWallet(world: SuiteVerifierWorld, run: Run): Promise<Opened> {

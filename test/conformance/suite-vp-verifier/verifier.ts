@@ -28,7 +28,7 @@ export type ClientIdPrefix =
   | 'redirect_uri'
   | 'decentralized_identifier'
   | 'pre_registered';
-export type RequestMethod = 'request_uri_signed' | 'url_query';
+export type RequestMethod = 'request_uri_signed' | 'request_uri_unsigned' | 'url_query';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';
 
 export interface Variant {
@@ -94,6 +94,13 @@ export interface Run {
   };
 }
 
+export interface FinishOptions {
+  /** AddRequestUriMethodPostToRedirectUrl. */
+  requestUriMethodPost?: boolean;
+  /** BuildRequestObjectByReferenceRedirectToAuthorizationEndpointWithoutDuplicatesReorderedParams: request_uri first. */
+  reorder?: boolean;
+}
+
 export interface SuiteVerifier {
   /** The TLS certificate Coffer's outbound client trusts. */
   tlsCertificatePem: string;
@@ -101,7 +108,7 @@ export interface SuiteVerifier {
   anchorPem: string;
   newRun(variant: Variant, tweak?: (run: Run) => void): Promise<Run>;
   /** Builds the request and the redirect to the wallet once the module has adjusted `run.request`. */
-  finish(run: Run, options?: { requestUriMethodPost?: boolean }): Promise<void>;
+  finish(run: Run, options?: FinishOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -226,6 +233,11 @@ export async function startSuiteVerifier(
     // AddReceivedWalletNonceToRequestObjectClaims (§5.10).
     if (walletNonce !== undefined) claims['wallet_nonce'] = walletNonce;
     let jwt: string;
+    if (run.variant.method === 'request_uri_unsigned') {
+      // SerializeRequestObjectWithNullAlgorithm: an unsecured JWT (alg none), for redirect_uri.
+      const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      return `${encode({ alg: 'none' })}.${encode(claims)}.`;
+    }
     if (run.variant.prefix === 'decentralized_identifier') {
       jwt = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', typ: 'oauth-authz-req+jwt', kid: `${did}#0` })
@@ -314,7 +326,7 @@ export async function startSuiteVerifier(
     return run;
   }
 
-  async function finish(run: Run, options: { requestUriMethodPost?: boolean } = {}) {
+  async function finish(run: Run, options: FinishOptions = {}) {
     if (run.variant.method === 'url_query') {
       // BuildPlainRedirectToAuthorizationEndpoint: every parameter in the query, objects as JSON.
       run.query = new URLSearchParams(
@@ -328,13 +340,13 @@ export async function startSuiteVerifier(
     const claims: Record<string, unknown> = structuredClone(run.request);
     if (run.tamper.mismatchedIss) claims['iss'] = `${run.clientId}-mismatched`;
     if (run.tamper.mismatchedClientId) claims['client_id'] = `${claims['client_id']}-mismatched`;
-    claims['aud'] = 'https://self-issued.me/v2';
+    // AddSelfIssuedMeV2AudToRequestObject: signed request objects only.
+    if (run.variant.method === 'request_uri_signed') claims['aud'] = 'https://self-issued.me/v2';
     run.requestObjectClaims = claims;
     // BuildRequestObjectByReferenceRedirectToAuthorizationEndpointWithoutDuplicates: client_id and request_uri.
-    const query = new URLSearchParams({
-      client_id: String(run.request['client_id']),
-      request_uri: run.requestUri,
-    });
+    const clientId: [string, string] = ['client_id', String(run.request['client_id'])];
+    const requestUri: [string, string] = ['request_uri', run.requestUri];
+    const query = new URLSearchParams(options.reorder ? [requestUri, clientId] : [clientId, requestUri]);
     if (options.requestUriMethodPost) query.set('request_uri_method', 'post');
     run.query = query.toString();
   }
