@@ -244,8 +244,13 @@ export async function startSuiteVerifier(
         .sign(didKeys.privateKey);
     } else {
       const leaf = run.variant.prefix === 'x509_san_dns' ? sanDnsLeaf : hashLeaf;
+      // SignRequestObjectIncludeX5cHeader: the configured chain, which for x509_san_dns reaches the CA.
       jwt = await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'ES256', typ: 'oauth-authz-req+jwt', x5c: [leaf.der] })
+        .setProtectedHeader({
+          alg: 'ES256',
+          typ: 'oauth-authz-req+jwt',
+          x5c: run.variant.prefix === 'x509_san_dns' ? [leaf.der, anchor.der] : [leaf.der],
+        })
         .sign(leaf.keys.privateKey);
     }
     if (run.tamper.invalidSignature) {
