@@ -20,6 +20,7 @@ import { invalidRequest, Oid4vpError } from './oid4vp-errors.ts';
 import { AuthorizationParameters, ClientMetadata } from './oid4vp-schemas.ts';
 import {
   checkRequestObjectClaims,
+  readUnsecuredRequestObject,
   SIGNING_ALGORITHMS,
   verifyRegisteredRequestObject,
 } from './request-object.ts';
@@ -82,7 +83,12 @@ export interface ErrorReturn {
 
 export type RequestOutcome =
   | { ok: true; request: PresentationRequest }
-  | { ok: false; error: Oid4vpError; returnTo: ErrorReturn | null };
+  | {
+      ok: false;
+      error: Oid4vpError;
+      /** With the verifier's metadata where it is well-formed, to encrypt a direct_post.jwt error to. */
+      returnTo: (ErrorReturn & { metadata: ClientMetadata | null }) | null;
+    };
 
 export interface RegisteredVerifier {
   clientId: number;
@@ -283,15 +289,29 @@ async function authenticate(
       expiresAt: null,
     };
   }
-  if (id.prefix === 'redirect_uri') {
-    throw invalidRequest(
-      'a redirect_uri verifier cannot send signed requests (§5.9.3); send the parameters unsigned',
-    );
-  }
   const { jwt, walletNonce } = byReference
     ? await fetchRequestObject(query, deps)
     : { jwt: query['request']! };
   const now = deps.now();
+  if (id.prefix === 'redirect_uri') {
+    // §5.9.3: its requests cannot be signed; an unsecured request object stands for plain parameters.
+    const payload = readUnsecuredRequestObject(jwt, now);
+    checkRequestObjectClaims(payload, {
+      clientId: id.clientId,
+      audiences: deps.walletAudiences,
+      now,
+      ...(walletNonce ? { walletNonce } : {}),
+    });
+    return {
+      id,
+      registered,
+      certificate: null,
+      attestation: null,
+      federation: null,
+      params: withoutJwtClaims(payload),
+      expiresAt: typeof payload.exp === 'number' ? payload.exp : null,
+    };
+  }
   let payload: JWTPayload;
   let certificate: VerifierCertificate | null = null;
   let attestation: VerifierAttestation | null = null;
@@ -585,13 +605,31 @@ export async function resolveAuthorizationRequest(
   query: Record<string, unknown>,
   deps: AuthorizationRequestDeps,
 ): Promise<RequestOutcome> {
-  let returnTo: ErrorReturn | null = null;
+  let returnTo: (ErrorReturn & { metadata: ClientMetadata | null }) | null = null;
   try {
     const auth = await authenticate(textParameters(query), deps);
-    returnTo = responseTarget(auth, deps);
-    return { ok: true, request: await checkRequest(auth, returnTo, deps) };
+    const target = responseTarget(auth, deps);
+    returnTo = { ...target, metadata: metadataForErrors(auth) };
+    return { ok: true, request: await checkRequest(auth, target, deps) };
   } catch (error) {
     if (!(error instanceof Oid4vpError)) throw error;
     return { ok: false, error, returnTo };
   }
+}
+
+/**
+ * The verifier's metadata for encrypting an error response (§8.3: with direct_post.jwt the
+ * error is encrypted too): its registered metadata, or the request's client_metadata when that
+ * is well-formed. Null otherwise — §8.3.1 lets a wallet that cannot encrypt send the error in
+ * clear, and so does delivery when no key of the metadata fits.
+ */
+function metadataForErrors(auth: Authenticated): ClientMetadata | null {
+  if (auth.registered) return auth.registered.metadata;
+  let sent: unknown;
+  try {
+    sent = jsonMember(auth.params, 'client_metadata');
+  } catch {
+    return null;
+  }
+  return sent !== undefined && checkMetadata.Check(sent) ? sent : null;
 }

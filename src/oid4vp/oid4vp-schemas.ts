@@ -3,9 +3,15 @@ import { Type } from 'typebox';
 /** URL-safe characters only (§5.2 for nonce and state). */
 const URL_SAFE = '^[A-Za-z0-9._~-]+$';
 
+/**
+ * A verifier's JWK as far as the request's shape goes: a key of a type or algorithm this wallet
+ * does not know is passed over when the response key is chosen (RFC 7517 §5: a JWK Set's
+ * recipient ignores keys out of its supported ranges), so `kty` is bounded in size only, long
+ * enough for names not registered yet.
+ */
 const Jwk = Type.Object(
   {
-    kty: Type.String({ minLength: 1, maxLength: 16 }),
+    kty: Type.String({ minLength: 1, maxLength: 64 }),
     kid: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     alg: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     use: Type.Optional(Type.String({ maxLength: 16 })),

@@ -124,8 +124,7 @@ export async function startPresentation(
 ): Promise<AuthorizeOutcome> {
   const outcome = await resolveAuthorizationRequest(query, deps.requests);
   if (!outcome.ok) {
-    if (outcome.returnTo)
-      return answerWithError(deps, { ...outcome.returnTo, metadata: null }, outcome.error);
+    if (outcome.returnTo) return answerWithError(deps, outcome.returnTo, outcome.error);
     return {
       kind: 'error_page',
       error: outcome.error.code,

@@ -6,11 +6,14 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
-import { invalidRequestObject } from './oid4vp-errors.ts';
+import { invalidRequest, invalidRequestObject } from './oid4vp-errors.ts';
 
 /**
  * Request Objects (JAR, RFC 9101, as OpenID4VP §5 profiles it): `typ` oauth-authz-req+jwt, an
- * asymmetric signature, an expiry, and a `client_id` equal to the one in the query.
+ * asymmetric signature, and a `client_id` equal to the one in the query. An `exp` is honoured
+ * but not required: neither RFC 9101 nor OpenID4VP 1.0 asks for one, and the OpenID Foundation
+ * conformance suite's verifier sends none; replay of a presentation is stopped by the nonce,
+ * which is answered once per verifier.
  */
 export const SIGNING_ALGORITHMS = [
   'ES256',
@@ -55,7 +58,6 @@ export async function verifySignature(
     const { payload } = await jwtVerify(jwt, key as never, {
       typ: REQUEST_OBJECT_TYPE,
       algorithms: [alg],
-      requiredClaims: ['exp'],
       clockTolerance: CLOCK_SKEW_SECONDS,
       currentDate: now,
     });
@@ -119,4 +121,36 @@ export function checkRequestObjectClaims(
   if (expected.walletNonce !== undefined && payload['wallet_nonce'] !== expected.walletNonce) {
     throw invalidRequestObject('the request object does not carry the wallet_nonce this wallet sent');
   }
+}
+
+/**
+ * A redirect_uri verifier's request object: an unsecured JWT (`alg` none, RFC 7519 §6), as the
+ * OpenID Foundation suite sends by request_uri, since §5.9.3 says its requests cannot be signed.
+ * It proves nothing, as plain parameters prove nothing; a signed one is refused, for the wallet
+ * has no key to check it with. An `exp` is honoured when present.
+ */
+export function readUnsecuredRequestObject(jwt: string, now: Date): JWTPayload {
+  const parts = jwt.split('.');
+  let header: unknown;
+  let payload: unknown;
+  try {
+    header = JSON.parse(Buffer.from(parts[0] ?? '', 'base64url').toString('utf8'));
+    payload = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8'));
+  } catch {
+    throw invalidRequestObject('the request object cannot be read');
+  }
+  const alg = (header as { alg?: unknown } | null)?.alg;
+  if (parts.length !== 3 || parts[2] !== '' || alg !== 'none') {
+    throw invalidRequest(
+      'a redirect_uri verifier cannot send signed requests (§5.9.3); send the parameters unsigned',
+    );
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw invalidRequestObject('the request object is not a JSON object');
+  }
+  const claims = payload as JWTPayload;
+  if (typeof claims.exp === 'number' && claims.exp < now.getTime() / 1000 - CLOCK_SKEW_SECONDS) {
+    throw invalidRequestObject('the request object has expired');
+  }
+  return claims;
 }
