@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { calculateJwkThumbprint } from 'jose';
 import { type Conditions, conformancePlan } from '../harness.ts';
 import { at } from '../suite-vci-issuer/conditions.ts';
-import { checkIssuanceRequests, checkNotifications, issuedAccessToken } from '../suite-vci-issuer/flow-checks.ts';
+import {
+  checkIssuanceRequests,
+  checkNotifications,
+  issuedAccessToken,
+} from '../suite-vci-issuer/flow-checks.ts';
 import type { SuiteBehaviour } from '../suite-vci-issuer/issuer.ts';
 import {
   callbackPage,
@@ -52,7 +56,10 @@ async function refusedAfterAuthorization(
 ) {
   const outcome = await receiveOffer(world, { ...HAIP, ...behaviour }, OFFER);
   await c.check('EnsureClientRefusesAuthorizationResponse', () => {
-    assert.ok(outcome.status >= 400 && outcome.status < 500, `${outcome.status} ${JSON.stringify(outcome.body)}`);
+    assert.ok(
+      outcome.status >= 400 && outcome.status < 500,
+      `${outcome.status} ${JSON.stringify(outcome.body)}`,
+    );
     assert.match(JSON.stringify(outcome.body), says);
   });
   await c.check('EnsureNoCredentialStored', () => assert.equal(outcome.after, outcome.before));
@@ -97,7 +104,9 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-haip-test-plan', {
     'oid4vci-1_0-wallet-test-batch-credential-issuance': async (c, world) => {
       c.variant('dc+sd-jwt, batch_size 10, credentials in reverse order, one key attestation for the batch');
       const { keys } = await happy(c, world, { batchSize: 10, reverseOrder: true });
-      await c.check('VCIBatchDelivered', () => assert.ok(keys.length >= 2, `${keys.length} proofs: not a batch`));
+      await c.check('VCIBatchDelivered', () =>
+        assert.ok(keys.length >= 2, `${keys.length} proofs: not a batch`),
+      );
       await c.check('VCIReverseCredentialIssuanceOrder', async () => {
         const issued = await Promise.all(world.suite.state.issuedKeys.map((k) => calculateJwkThumbprint(k)));
         const proved = await Promise.all(keys.map((k) => calculateJwkThumbprint(k)));
@@ -141,20 +150,20 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-haip-test-plan', {
     'fapi2-security-profile-final-client-test-remove-authorization-response-iss': (c, world) =>
       refusedAfterAuthorization(c, world, { authorizationResponse: 'no-iss' }, /iss/),
 
-    'fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-state-fails': (c, world) =>
-      refusedAfterAuthorization(c, world, { authorizationResponse: 'invalid-state' }, /does not belong/),
-
-    'fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-missing-state-fails': async (
+    'fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-state-fails': (
       c,
       world,
-    ) => {
-      await c.check('EnsureClientSendsState', async () => {
-        // The module is skipped for a client that sends no state; Coffer always sends one.
-        await refusedAfterAuthorization(c, world, { authorizationResponse: 'no-state' }, /does not belong/);
-        const state = [...world.suite.state.pushed.values()][0]?.params['state'];
-        assert.ok(state, 'the wallet sent no state');
-      });
-    },
+    ) => refusedAfterAuthorization(c, world, { authorizationResponse: 'invalid-state' }, /does not belong/),
+
+    'fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-missing-state-fails':
+      async (c, world) => {
+        await c.check('EnsureClientSendsState', async () => {
+          // The module is skipped for a client that sends no state; Coffer always sends one.
+          await refusedAfterAuthorization(c, world, { authorizationResponse: 'no-state' }, /does not belong/);
+          const state = [...world.suite.state.pushed.values()][0]?.params['state'];
+          assert.ok(state, 'the wallet sent no state');
+        });
+      },
 
     'fapi2-security-profile-final-client-test-token-endpoint-response-without-expires_in': (c, world) =>
       happy(c, world, { tokenWithoutExpiresIn: true }).then(() => undefined),

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { calculateJwkThumbprint } from 'jose';
 import { conformancePlan } from '../harness.ts';
-import { checkIssuanceRequests, checkNotifications, issuedAccessToken } from '../suite-vci-issuer/flow-checks.ts';
+import {
+  checkIssuanceRequests,
+  checkNotifications,
+  issuedAccessToken,
+} from '../suite-vci-issuer/flow-checks.ts';
 import { receiveOffer, startWalletWorld, type WalletWorld } from '../suite-vci-issuer/world.ts';
 
 /**
@@ -11,7 +15,11 @@ import { receiveOffer, startWalletWorld, type WalletWorld } from '../suite-vci-i
  * 123456) and by the authorization code (offer by reference, PAR since the server has it).
  */
 
-const received = async (c: Parameters<typeof checkIssuanceRequests>[0], outcome: { status: number; body: unknown; after: number; before: number }, copies = 1) =>
+const received = async (
+  c: Parameters<typeof checkIssuanceRequests>[0],
+  outcome: { status: number; body: unknown; after: number; before: number },
+  copies = 1,
+) =>
   c.check('EnsureWalletStoredTheCredential', () => {
     assert.equal(outcome.status, 200, JSON.stringify(outcome.body));
     assert.equal((outcome.body as { next?: string }).next, 'done', JSON.stringify(outcome.body));
@@ -38,7 +46,11 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-test-plan', {
 
     'oid4vci-1_0-wallet-test-credential-issuance-notification': async (c, world) => {
       c.variant('dc+sd-jwt, authorization code, notification_endpoint');
-      const outcome = await receiveOffer(world, { notifications: true }, { grant: 'authorization_code', byReference: true });
+      const outcome = await receiveOffer(
+        world,
+        { notifications: true },
+        { grant: 'authorization_code', byReference: true },
+      );
       await received(c, outcome);
       await checkIssuanceRequests(c, world, outcome, { grant: 'authorization_code' });
       const notifications = await checkNotifications(c, world, issuedAccessToken(world));
@@ -61,20 +73,18 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-test-plan', {
       await checkIssuanceRequests(c, world, outcome, { grant: 'authorization_code' });
     },
 
-    'oid4vci-1_0-wallet-test-client-attestation-challenge': {
-      notApplicable: {
-        clause: 'VCIWalletTestPlan variants: ClientAuthType plain_oauth (VariantNotApplicable: none)',
-        why: 'the module is not applicable with client authentication none, which this plan runs (plain_oauth without client attestation); the HAIP plan runs it with client_attestation',
-      },
-      run: async (c, world) => {
-        // With no attest_jwt_client_auth in the server's metadata the wallet is a public client:
-        // no attestation headers at all, so there is no PoP whose challenge could be checked.
-        const outcome = await receiveOffer(world, {}, { grant: 'authorization_code', byReference: true });
-        await received(c, outcome);
-        await c.check('ExtractClientAttestationFromRequest', () => {
-          for (const r of world.suite.requests) assert.equal(r.headers['oauth-client-attestation'], undefined);
-        });
-      },
+    'oid4vci-1_0-wallet-test-client-attestation-challenge': async (c, world) => {
+      // The module runs only with ClientAuthType client_attestation (VariantNotApplicable for the
+      // others): the emulated AS takes attest_jwt_client_auth (with DPoP, as Coffer's HAIP path
+      // has it) and advertises a challenge_endpoint (ATCA draft 07 §8).
+      c.variant('dc+sd-jwt, authorization code, client_attestation, challenge_endpoint');
+      const outcome = await receiveOffer(
+        world,
+        { haip: true, challengeEndpoint: true },
+        { grant: 'authorization_code', byReference: true },
+      );
+      await received(c, outcome);
+      await checkIssuanceRequests(c, world, outcome, { grant: 'authorization_code' });
     },
 
     'oid4vci-1_0-wallet-test-batch-credential-issuance': async (c, world) => {
@@ -86,7 +96,9 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-test-plan', {
       );
       await received(c, outcome);
       const keys = await checkIssuanceRequests(c, world, outcome, { grant: 'pre-authorized' });
-      await c.check('VCIBatchDelivered', () => assert.ok(keys.length >= 2, `${keys.length} proofs: not a batch`));
+      await c.check('VCIBatchDelivered', () =>
+        assert.ok(keys.length >= 2, `${keys.length} proofs: not a batch`),
+      );
       await c.check('VCIReverseCredentialIssuanceOrder', async () => {
         // The wallet pairs each copy with its key by cnf, not by position (the order is reversed).
         const issued = await Promise.all(world.suite.state.issuedKeys.map((k) => calculateJwkThumbprint(k)));

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
-import { calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import {
+  calculateJwkThumbprint,
+  compactVerify,
+  decodeJwt,
+  decodeProtectedHeader,
+  importJWK,
+  type JWK,
+} from 'jose';
 import type { Conditions } from '../harness.ts';
 import type { SeenRequest, SuiteIssuer } from './issuer.ts';
 
@@ -30,7 +37,8 @@ async function verifiedWith(jwt: string, jwk: JWK, alg: string) {
 /** A public JWK has no private members (RFC 7517 §6.2.2 `d`). */
 const assertPublic = (jwk: Json) => {
   assert.ok(jwk && typeof jwk === 'object', 'no jwk');
-  for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k']) assert.ok(!(member in jwk), `jwk carries ${member}`);
+  for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'])
+    assert.ok(!(member in jwk), `jwk carries ${member}`);
 };
 
 /**
@@ -44,18 +52,25 @@ export function assertChainToRoot(x5c: unknown, rootPem: string): X509Certificat
   const root = new X509Certificate(rootPem);
   const at = new Date();
   for (const cert of [...certs, root]) {
-    assert.ok(new Date(cert.validFrom) <= at && at <= new Date(cert.validTo), `${cert.subject} not valid now`);
+    assert.ok(
+      new Date(cert.validFrom) <= at && at <= new Date(cert.validTo),
+      `${cert.subject} not valid now`,
+    );
   }
   for (let i = 0; i < certs.length - 1; i++) {
     assert.ok(certs[i]!.verify(certs[i + 1]!.publicKey), `${certs[i]!.subject} not signed by the next`);
   }
   const last = certs.at(-1)!;
-  assert.ok(last.raw.equals(root.raw) || last.verify(root.publicKey), 'the chain does not reach the trusted root');
+  assert.ok(
+    last.raw.equals(root.raw) || last.verify(root.publicKey),
+    'the chain does not reach the trusted root',
+  );
   return certs[0]!;
 }
 
 /** The requests of one endpoint. */
-export const at = (suite: SuiteIssuer, endpoint: string) => suite.requests.filter((r) => r.endpoint === endpoint);
+export const at = (suite: SuiteIssuer, endpoint: string) =>
+  suite.requests.filter((r) => r.endpoint === endpoint);
 
 /** Metadata requests: GET, at the well-known URL inserted before the issuer's path (§12.2.2, RFC 8414 §3.1). */
 export async function checkMetadataRequests(c: Conditions, suite: SuiteIssuer): Promise<void> {
@@ -97,7 +112,9 @@ export async function checkDpopProof(
   nonceCondition: string,
 ): Promise<string> {
   const proof = request.headers['dpop'];
-  await c.check('ExtractDpopProofFromHeader', () => assert.ok(proof, `no DPoP header at ${request.endpoint}`));
+  await c.check('ExtractDpopProofFromHeader', () =>
+    assert.ok(proof, `no DPoP header at ${request.endpoint}`),
+  );
   const { header, claims } = parts(proof!);
   const resource = expectation.accessToken !== undefined;
   await c.check(resource ? 'ValidateDpopProofResourceRequest' : 'ValidateDpopProofTokenRequest', () => {
@@ -194,10 +211,15 @@ export async function checkClientAttestation(
   await c.check('ValidateClientAttestationNotBefore', () => {
     if (a.claims.nbf !== undefined) assert.ok(a.claims.nbf <= now() + 5, 'nbf in the future');
   });
-  await c.check('ValidateClientAttestationProofJwtAudience', () => assert.equal(p.claims.aud, expected.asIssuer));
+  await c.check('ValidateClientAttestationProofJwtAudience', () =>
+    assert.equal(p.claims.aud, expected.asIssuer),
+  );
   await c.check('ValidateClientAttestationProofJwtChallenge', () => {
     if (expected.challenges === undefined) return;
-    assert.ok(expected.challenges.length > 0, 'the wallet did not fetch a challenge from the challenge_endpoint');
+    assert.ok(
+      expected.challenges.length > 0,
+      'the wallet did not fetch a challenge from the challenge_endpoint',
+    );
     assert.ok(typeof p.claims.challenge === 'string', 'no challenge claim in the PoP');
     assert.ok(expected.challenges.includes(p.claims.challenge), 'the challenge is not one the server issued');
   });
@@ -219,7 +241,9 @@ export async function checkAuthorizationRequest(
     assert.ok(params['code_challenge'], 'no code_challenge');
     assert.match(params['code_challenge']!, /^[A-Za-z0-9_-]{43}$/);
   });
-  await c.check('EnsurePkceCodeChallengeMethodIsS256', () => assert.equal(params['code_challenge_method'], 'S256'));
+  await c.check('EnsurePkceCodeChallengeMethodIsS256', () =>
+    assert.equal(params['code_challenge_method'], 'S256'),
+  );
   await c.check('VCIVerifyIssuerStateInAuthorizationRequest', () => {
     if (expected.issuerState !== undefined) assert.equal(params['issuer_state'], expected.issuerState);
   });
@@ -246,7 +270,11 @@ export async function checkAuthorizationRequest(
 }
 
 /** The authorization endpoint after PAR: only client_id and request_uri (PAR §4, FAPI2 SP 5.3.3.2). */
-export async function checkAuthorizationEndpointAfterPar(c: Conditions, request: SeenRequest, clientId: string) {
+export async function checkAuthorizationEndpointAfterPar(
+  c: Conditions,
+  request: SeenRequest,
+  clientId: string,
+) {
   await c.check('EnsureAuthorizationRequestDoesNotContainRequestWhenUsingPAR', () =>
     assert.equal(request.query['request'], undefined),
   );
@@ -292,8 +320,15 @@ export async function checkCredentialRequest(
     assert.equal(token, expected.accessToken);
   });
   const encrypted = (request.headers['content-type'] ?? '').startsWith('application/jwt');
-  await c.check(encrypted ? 'VCIEnsureCredentialRequestUsesApplicationJwt' : 'VCIEnsureCredentialRequestUsesApplicationJson', () =>
-    assert.match(request.headers['content-type'] ?? '', encrypted ? /^application\/jwt/ : /^application\/json/),
+  await c.check(
+    encrypted
+      ? 'VCIEnsureCredentialRequestUsesApplicationJwt'
+      : 'VCIEnsureCredentialRequestUsesApplicationJson',
+    () =>
+      assert.match(
+        request.headers['content-type'] ?? '',
+        encrypted ? /^application\/jwt/ : /^application\/json/,
+      ),
   );
   const body = request.json;
   await c.check('VCIValidateCredentialRequestStructure', () => {
@@ -310,7 +345,10 @@ export async function checkCredentialRequest(
   });
   await c.check('VCIResolveRequestedCredentialConfigurationFromRequest', () => {
     if (body.credential_identifier !== undefined) {
-      assert.ok(expected.credentialIdentifiers?.includes(body.credential_identifier), 'unknown credential_identifier');
+      assert.ok(
+        expected.credentialIdentifiers?.includes(body.credential_identifier),
+        'unknown credential_identifier',
+      );
     } else {
       // §8.2: credential_configuration_id only when the token response had no authorization_details.
       assert.equal(expected.credentialIdentifiers, undefined, 'credential_identifiers were given; use one');
@@ -325,7 +363,10 @@ export async function checkCredentialRequest(
   });
   if (expected.batchSize !== undefined) {
     await c.check('VCIEnsureProofCountWithinAdvertisedBatchSize', () =>
-      assert.ok(proofs.length <= expected.batchSize!, `${proofs.length} proofs for batch_size ${expected.batchSize}`),
+      assert.ok(
+        proofs.length <= expected.batchSize!,
+        `${proofs.length} proofs for batch_size ${expected.batchSize}`,
+      ),
     );
   } else {
     await c.check('VCIEnsureProofCountWithinAdvertisedBatchSize', () =>
@@ -347,7 +388,8 @@ export async function checkCredentialRequest(
       assert.ok(Math.abs(now() - claims.iat) <= 300, 'iat not within 5 minutes');
       const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
       assert.deepEqual(aud, [expected.credentialIssuer]);
-      if (expected.clientId !== undefined && claims.iss !== undefined) assert.equal(claims.iss, expected.clientId);
+      if (expected.clientId !== undefined && claims.iss !== undefined)
+        assert.equal(claims.iss, expected.clientId);
       await verifiedWith(proof, header.jwk, 'ES256');
     });
     keys.push(header.jwk);
@@ -372,9 +414,13 @@ async function checkKeyAttestation(
     assert.equal(typeof jwt, 'string', 'key_attestations_required, and no key_attestation in the proof'),
   );
   const { header, claims } = parts(jwt);
-  await c.check('EnsureKeyAttestationTypIsKeyAttestationJwt', () => assert.equal(header.typ, 'key-attestation+jwt'));
+  await c.check('EnsureKeyAttestationTypIsKeyAttestationJwt', () =>
+    assert.equal(header.typ, 'key-attestation+jwt'),
+  );
   await c.check('EnsureKeyAttestationAlgIsES256', () => assert.equal(header.alg, 'ES256'));
-  await c.check('EnsureKeyAttestationHasX5cClaim', () => assert.ok(Array.isArray(header.x5c) && header.x5c.length > 0));
+  await c.check('EnsureKeyAttestationHasX5cClaim', () =>
+    assert.ok(Array.isArray(header.x5c) && header.x5c.length > 0),
+  );
   let leaf: X509Certificate | undefined;
   await c.check('ValidateKeyAttestationX5cCertificateChain', () => {
     leaf = assertChainToRoot(header.x5c, expected.keyAttestationRoot!);
@@ -384,7 +430,9 @@ async function checkKeyAttestation(
     assert.equal(typeof claims.iat, 'number');
     assert.ok(claims.iat <= now() + 5 && claims.iat > now() - 3600, 'iat out of range');
   });
-  await c.check('EnsureKeyAttestationExpIsPresentForJwtProof', () => assert.equal(typeof claims.exp, 'number'));
+  await c.check('EnsureKeyAttestationExpIsPresentForJwtProof', () =>
+    assert.equal(typeof claims.exp, 'number'),
+  );
   await c.check('ValidateKeyAttestationExp', () => assert.ok(claims.exp > now(), 'expired'));
   await c.check('ValidateKeyAttestationNonce', () => {
     if (claims.nonce !== undefined) assert.equal(claims.nonce, proofClaims.nonce);
@@ -408,7 +456,10 @@ export async function checkNotification(
     const body = request.json;
     assert.ok(body && typeof body === 'object', 'not a JSON object');
     assert.ok(expected.notificationIds.includes(body.notification_id), 'unknown notification_id');
-    assert.ok(['credential_accepted', 'credential_failure', 'credential_deleted'].includes(body.event), body.event);
+    assert.ok(
+      ['credential_accepted', 'credential_failure', 'credential_deleted'].includes(body.event),
+      body.event,
+    );
     if (body.event_description !== undefined) {
       assert.equal(typeof body.event_description, 'string');
       // ASCII printable, without '"' and '\' (§11.1).

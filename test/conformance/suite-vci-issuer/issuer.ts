@@ -2,8 +2,17 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { CompactEncrypt, calculateJwkThumbprint, compactDecrypt, decodeJwt, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { makeIssuerIdentity, type IssuerIdentity } from '../../helpers/issuers/issuer-ca.ts';
+import {
+  CompactEncrypt,
+  calculateJwkThumbprint,
+  compactDecrypt,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+} from 'jose';
+import { type IssuerIdentity, makeIssuerIdentity } from '../../helpers/issuers/issuer-ca.ts';
 import { issueSdJwtVc, PID_VCT } from '../../helpers/issuers/sd-jwt-issuer.ts';
 import { makeCertificate, privateKeyPem } from '../../oid4vp/certificates.ts';
 
@@ -44,7 +53,7 @@ export interface SuiteBehaviour {
   authorizationResponse?: 'invalid-iss' | 'no-iss' | 'invalid-state' | 'no-state';
   tokenWithoutExpiresIn?: boolean;
   tokenTypeInvertedCase?: boolean;
-  /** The RS's DPoP nonce error names the scheme in another case ("dpop"). */
+  /** The RS's DPoP nonce error names the scheme in another case ("dPoP"). */
   rsDpopSchemeCase?: boolean;
   /** Credential response and request encryption required (VCICredentialEncryption=encrypted). */
   encryption?: boolean;
@@ -270,12 +279,14 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
   function resource(req: IncomingMessage): { token: string } | Answer {
     const authorization = req.headers.authorization ?? '';
     const [scheme, token] = authorization.split(' ');
-    if (!token || !state.accessTokens.has(token)) return oauthError(401, 'invalid_token', 'unknown access token');
+    if (!token || !state.accessTokens.has(token))
+      return oauthError(401, 'invalid_token', 'unknown access token');
     const bound = state.accessTokens.get(token)!;
-    if (bound.dpopJkt && scheme?.toLowerCase() !== 'dpop') return oauthError(401, 'invalid_token', 'DPoP token');
+    if (bound.dpopJkt && scheme?.toLowerCase() !== 'dpop')
+      return oauthError(401, 'invalid_token', 'DPoP token');
     if (bound.dpopJkt && behaviour.dpopNonce && dpopNonceOf(req) !== state.rsDpopNonce) {
       // CreateResourceEndpointDpopErrorResponse, or ...AltSchemeCaseResponse for the case module.
-      const scheme = behaviour.rsDpopSchemeCase ? 'dpop' : 'DPoP';
+      const scheme = behaviour.rsDpopSchemeCase ? 'dPoP' : 'DPoP';
       return {
         status: 401,
         body: null,
@@ -297,7 +308,8 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
     redirect.searchParams.set('code', code);
     const mode = behaviour.authorizationResponse;
     if (mode === 'invalid-state') redirect.searchParams.set('state', `${params['state'] ?? ''}1`);
-    else if (mode !== 'no-state' && params['state'] !== undefined) redirect.searchParams.set('state', params['state']);
+    else if (mode !== 'no-state' && params['state'] !== undefined)
+      redirect.searchParams.set('state', params['state']);
     if (mode === 'invalid-iss') redirect.searchParams.set('iss', 'https://www.example.com/');
     else if (mode !== 'no-iss') redirect.searchParams.set('iss', asMetadata().issuer);
     state.codes.set(code, { params, dpopJkt: undefined, used: false, createdAt: Date.now() });
@@ -371,7 +383,11 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
       case 'challenge': {
         const challenge = randomBytes(16).toString('base64url');
         state.attestationChallenges.push(challenge);
-        return { status: 200, body: { attestation_challenge: challenge }, headers: { 'Cache-Control': 'no-store' } };
+        return {
+          status: 200,
+          body: { attestation_challenge: challenge },
+          headers: { 'Cache-Control': 'no-store' },
+        };
       }
       case 'par': {
         if (req.method !== 'POST') return oauthError(405, 'invalid_request', 'POST only');
@@ -462,7 +478,11 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
         const cNonce = randomBytes(16).toString('base64url');
         state.cNonces.push(cNonce);
         state.lastCNonce = cNonce;
-        return { status: 200, body: { c_nonce: cNonce }, headers: { 'Cache-Control': 'no-store', ...rsNonceHeader() } };
+        return {
+          status: 200,
+          body: { c_nonce: cNonce },
+          headers: { 'Cache-Control': 'no-store', ...rsNonceHeader() },
+        };
       }
       case 'credential': {
         const checked = resource(req);
@@ -476,7 +496,8 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
         } else {
           body = seen.json;
         }
-        if (behaviour.encryption && !encrypted) return oauthError(400, 'invalid_encryption_parameters', 'encrypt it');
+        if (behaviour.encryption && !encrypted)
+          return oauthError(400, 'invalid_encryption_parameters', 'encrypt it');
         const answer = await credentialResponse(body, checked.token);
         const wanted = body?.credential_response_encryption;
         if (behaviour.encryption && wanted?.jwk && answer.status === 200) {
@@ -589,7 +610,11 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
         state.issuerState = randomBytes(24).toString('base64url');
         grants['authorization_code'] = { issuer_state: state.issuerState };
       }
-      const offer = { credential_issuer: credentialIssuer, credential_configuration_ids: [CONFIGURATION_ID], grants };
+      const offer = {
+        credential_issuer: credentialIssuer,
+        credential_configuration_ids: [CONFIGURATION_ID],
+        grants,
+      };
       if (!byReference) return new URLSearchParams({ credential_offer: JSON.stringify(offer) }).toString();
       const id = randomUUID();
       offers.set(id, offer);

@@ -99,7 +99,10 @@ export async function receiveOffer(
   const query = world.suite.createOffer(offer);
   const interactionPath = await startIssuance(world.wallet, query);
   if (offer.grant === 'pre-authorized') {
-    const answer = await decideIssuance(world.wallet, interactionPath, { decision: 'approve', tx_code: TX_CODE });
+    const answer = await decideIssuance(world.wallet, interactionPath, {
+      decision: 'approve',
+      tx_code: TX_CODE,
+    });
     const after = (await listed(world.wallet)).length;
     return { status: answer.status, body: answer.body, before, after, callback: undefined };
   }
@@ -111,14 +114,19 @@ export async function receiveOffer(
   const atIssuer = await fetchWithCa(world.suite.tlsCaPem, answer.body.redirect_to);
   assert.equal(atIssuer.status, 302, atIssuer.body);
   const callback = atIssuer.location!;
-  const done = await fetch(callback, { headers: { cookie: world.wallet.cookie!, accept: 'application/json' } });
+  const done = await fetch(callback, {
+    headers: { cookie: world.wallet.cookie!, accept: 'application/json' },
+  });
   const body = (await done.json()) as Json;
   const after = (await listed(world.wallet)).length;
   return { status: done.status, body, before, after, callback };
 }
 
 /** The same callback seen by the person's browser as a page (the error the person reads). */
-export async function callbackPage(world: WalletWorld, callback: string): Promise<{ status: number; text: string }> {
+export async function callbackPage(
+  world: WalletWorld,
+  callback: string,
+): Promise<{ status: number; text: string }> {
   const page = await fetch(callback, { headers: { cookie: world.wallet.cookie!, accept: 'text/html' } });
   return { status: page.status, text: await page.text() };
 }
