@@ -3,6 +3,7 @@ import { calculateJwkThumbprint } from 'jose';
 import { type Conditions, conformancePlan } from '../harness.ts';
 import { at } from '../suite-vci-issuer/conditions.ts';
 import {
+  checkDeferred,
   checkIssuanceRequests,
   checkNotifications,
   issuedAccessToken,
@@ -88,6 +89,17 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-haip-test-plan', {
         for (const r of at(world.suite, 'credential'))
           assert.match(r.headers['content-type'] ?? '', /^application\/jwt/);
       });
+      for (const encryption of [false, true]) {
+        c.variant(`dc+sd-jwt, authorization code, deferred, ${encryption ? 'encrypted' : 'plain'}`);
+        const outcome = await receiveOffer(world, { ...HAIP, deferred: true, encryption }, OFFER);
+        await c.check('EnsureWalletAwaitsTheDeferredCredential', () => {
+          assert.equal(outcome.status, 200, JSON.stringify(outcome.body));
+          assert.deepEqual(outcome.body.received, []);
+          assert.equal(outcome.body.pending, 1);
+        });
+        await checkIssuanceRequests(c, world, outcome, { grant: 'authorization_code' });
+        await checkDeferred(c, world, outcome.before);
+      }
     },
 
     'oid4vci-1_0-wallet-test-credential-issuance-notification': async (c, world) => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { calculateJwkThumbprint, type JWK } from 'jose';
+import { listed } from '../../oid4vci/issuance-helpers.ts';
 import type { Conditions } from '../harness.ts';
 import {
   type AttestationExpectation,
@@ -182,8 +183,8 @@ export async function checkIssuanceRequests(
   }
   await c.check('EnsureCredentialEndpointCalled', () =>
     assert.ok(
-      credentials.some((r) => r.status === 200),
-      'no credential was issued',
+      credentials.some((r) => r.status === (behaviour.deferred ? 202 : 200)),
+      `no credential was issued: ${credentials.map((r) => r.status).join(', ')} (deferred ${behaviour.deferred})`,
     ),
   );
   void outcome; // the caller asserts what the person saw; here only what the wallet sent
@@ -227,3 +228,60 @@ export async function checkNotifications(c: Conditions, world: WalletWorld, acce
 /** The access token the token endpoint issued in this run. */
 export const issuedAccessToken = (world: WalletWorld): string =>
   at(world.suite, 'token').find((t) => t.status === 200)?.answer.access_token ?? '';
+
+/**
+ * Deferred issuance (VCICredentialIssuanceMode deferred, §9): the wallet polls the Deferred
+ * Credential Endpoint in the background with the transaction_id it was given; waits for the
+ * credential to be stored, then checks every poll (deferredCredentialEndpoint's conditions).
+ */
+export async function checkDeferred(c: Conditions, world: WalletWorld, before: number): Promise<void> {
+  const { suite } = world;
+  const issued = at(suite, 'credential').find((r) => r.status === 202);
+  await c.check('VCICreateDeferredCredentialResponse', () =>
+    assert.ok(issued, 'no deferred answer was given'),
+  );
+  const transactionId = [...suite.state.transactions.keys()][0];
+  const until = Date.now() + 20_000;
+  let stored = before;
+  while (Date.now() < until) {
+    stored = (await listed(world.wallet)).length;
+    if (stored > before) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  await c.check('EnsureWalletStoredTheDeferredCredential', () => assert.equal(stored, before + 1));
+  const polls = at(suite, 'deferred_credential');
+  const accessToken = issuedAccessToken(world);
+  const jtis = new Set<string>();
+  for (const poll of polls) {
+    await c.check('EnsureIncomingRequestMethodIsPost', () => assert.equal(poll.method, 'POST'));
+    if (suite.behaviour.haip) {
+      await checkDpopProof(
+        c,
+        poll,
+        {
+          jtis,
+          accessToken,
+          nonce: suite.behaviour.dpopNonce && poll !== polls[0] ? suite.state.rsDpopNonce : undefined,
+        },
+        'ValidateResourceEndpointDpopProofNonce',
+      );
+    }
+    if (poll.status === 401) continue;
+    const encrypted = (poll.headers['content-type'] ?? '').startsWith('application/jwt');
+    await c.check(
+      suite.behaviour.encryption
+        ? 'VCIEnsureCredentialRequestUsesApplicationJwt'
+        : 'VCIEnsureCredentialRequestUsesApplicationJson',
+      () => assert.equal(encrypted, suite.behaviour.encryption === true),
+    );
+    await c.check('VCIValidateDeferredCredentialRequest', () => {
+      assert.equal(typeof poll.json?.transaction_id, 'string', 'no transaction_id');
+      if (transactionId !== undefined) assert.equal(poll.json.transaction_id, transactionId);
+      const unexpected = Object.keys(poll.json).filter(
+        (k) => !['transaction_id', 'credential_response_encryption'].includes(k),
+      );
+      assert.deepEqual(unexpected, []);
+    });
+  }
+  await c.check('EnsureDeferredCredentialDelivered', () => assert.ok(polls.some((p) => p.status === 200)));
+}

@@ -55,6 +55,8 @@ export interface SuiteBehaviour {
   tokenTypeInvertedCase?: boolean;
   /** The RS's DPoP nonce error names the scheme in another case ("dPoP"). */
   rsDpopSchemeCase?: boolean;
+  /** VCICredentialIssuanceMode deferred: 202 with a transaction_id, the credentials at the deferred endpoint. */
+  deferred?: boolean;
   /** Credential response and request encryption required (VCICredentialEncryption=encrypted). */
   encryption?: boolean;
 }
@@ -126,6 +128,8 @@ export interface IssuerState {
   notificationIds: string[];
   /** Holder keys of the credentials issued (cnf.jwk), in issuing order. */
   issuedKeys: JWK[];
+  /** Deferred issuance: credentials waiting for their transaction_id (VCICreateDeferredCredentialResponse). */
+  transactions: Map<string, Array<{ credential: string }>>;
   /** The authorization response the AS sent (to the redirect URI). */
   authorizationResponse: URL | undefined;
 }
@@ -143,6 +147,7 @@ const freshState = (): IssuerState => ({
   attestationChallenges: [],
   notificationIds: [],
   issuedKeys: [],
+  transactions: new Map(),
   authorizationResponse: undefined,
 });
 
@@ -207,6 +212,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
     authorization_servers: [credentialIssuer],
     credential_endpoint: `${credentialIssuer}/credential`,
     nonce_endpoint: `${credentialIssuer}/nonce`,
+    deferred_credential_endpoint: `${credentialIssuer}/deferred_credential`,
     ...(behaviour.notifications ? { notification_endpoint: `${credentialIssuer}/notification` } : {}),
     ...(behaviour.batchSize ? { batch_credential_issuance: { batch_size: behaviour.batchSize } } : {}),
     ...(behaviour.encryption
@@ -347,6 +353,11 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
       credentials.push({ credential: await issueSdJwtVc(identity, { holderJwk: holder as never }) });
     }
     if (behaviour.reverseOrder) credentials.reverse();
+    if (behaviour.deferred) {
+      const transactionId = randomBytes(16).toString('base64url');
+      state.transactions.set(transactionId, credentials);
+      return { status: 202, body: { transaction_id: transactionId, interval: 1 }, headers: rsNonceHeader() };
+    }
     const notificationId = randomUUID();
     if (behaviour.notifications) state.notificationIds.push(notificationId);
     void token;
@@ -500,7 +511,35 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
           return oauthError(400, 'invalid_encryption_parameters', 'encrypt it');
         const answer = await credentialResponse(body, checked.token);
         const wanted = body?.credential_response_encryption;
-        if (behaviour.encryption && wanted?.jwk && answer.status === 200) {
+        if (behaviour.encryption && wanted?.jwk && answer.status < 300) {
+          const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(answer.body)))
+            .setProtectedHeader({ alg: 'ECDH-ES', enc: wanted.enc ?? 'A128GCM' })
+            .encrypt(await importJWK(wanted.jwk, 'ECDH-ES'));
+          return { ...answer, body: jwe, contentType: 'application/jwt' };
+        }
+        return answer;
+      }
+      case 'deferred_credential': {
+        const checked = resource(req);
+        if ('status' in checked) return checked;
+        const encrypted = (req.headers['content-type'] ?? '').startsWith('application/jwt');
+        let body: Json = seen.json;
+        if (encrypted) {
+          const { plaintext } = await compactDecrypt(raw.trim(), encryptionKeys.privateKey);
+          body = JSON.parse(new TextDecoder().decode(plaintext));
+          seen.json = body;
+        }
+        const credentials = state.transactions.get(body?.transaction_id);
+        if (!credentials) return oauthError(400, 'invalid_transaction_id', 'unknown transaction_id');
+        const notificationId = randomUUID();
+        if (behaviour.notifications) state.notificationIds.push(notificationId);
+        const answer: Answer = {
+          status: 200,
+          body: { credentials, ...(behaviour.notifications ? { notification_id: notificationId } : {}) },
+          headers: rsNonceHeader(),
+        };
+        const wanted = body?.credential_response_encryption;
+        if (behaviour.encryption && wanted?.jwk) {
           const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(answer.body)))
             .setProtectedHeader({ alg: 'ECDH-ES', enc: wanted.enc ?? 'A128GCM' })
             .encrypt(await importJWK(wanted.jwk, 'ECDH-ES'));
