@@ -216,6 +216,11 @@ export function issuanceClient(
 export interface IssuanceToken {
   accessToken: string;
   dpop: { key: IssuanceKey; nonce: string | undefined } | null;
+  /**
+   * The token response's `credential_identifiers` by configuration (§6.2 authorization_details);
+   * a Credential Request for such a configuration names an identifier instead (§8.2).
+   */
+  credentialIdentifiers?: Record<string, string[]>;
 }
 
 /** The DPoP options of a request, as the library takes them. */

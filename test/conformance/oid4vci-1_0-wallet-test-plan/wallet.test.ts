@@ -42,6 +42,20 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-test-plan', {
       outcome = await receiveOffer(world, {}, { grant: 'authorization_code', byReference: true });
       await received(c, outcome);
       await checkIssuanceRequests(c, world, outcome, { grant: 'authorization_code' });
+      // AuthorizationRequestType rar: no scope, so authorization_details, and credential_identifiers back.
+      for (const grant of ['authorization_code', 'pre-authorized'] as const) {
+        c.variant(
+          `dc+sd-jwt, ${grant}, authorization_details (rar), credential_identifier in the Credential Request`,
+        );
+        outcome = await receiveOffer(world, { rar: true }, { grant, byReference: true });
+        await received(c, outcome);
+        await checkIssuanceRequests(c, world, outcome, { grant });
+        await c.check('VCIResolveRequestedCredentialConfigurationFromRequest', () => {
+          const request = world.suite.requests.find((r) => r.endpoint === 'credential' && r.status === 200)!;
+          assert.match(request.json.credential_identifier, /^eu\.europa\.ec\.eudi\.pid\.1:/);
+          assert.equal(request.json.credential_configuration_id, undefined);
+        });
+      }
     },
 
     'oid4vci-1_0-wallet-test-credential-issuance-notification': async (c, world) => {

@@ -48,6 +48,12 @@ export interface SuiteBehaviour {
    * request had authorization_details, as the suite does; false leaves them out regardless.
    */
   authorizationDetailsInTokenResponse: boolean;
+  /**
+   * AuthorizationRequestType rar: the configuration has no `scope`, so the wallet asks with
+   * authorization_details, and the token response (pre-authorized code included,
+   * VCIInjectAuthorizationDetailsForPreAuthorizedCodeFlow) carries credential_identifiers.
+   */
+  rar?: boolean;
   /** FAPI2 client negative modules. */
   discoveryIssuerMismatch?: boolean;
   authorizationResponse?: 'invalid-iss' | 'no-iss' | 'invalid-state' | 'no-state';
@@ -199,6 +205,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
           client_attestation_pop_signing_alg_values_supported: ['ES256'],
         }
       : {}),
+    ...(behaviour.rar ? { authorization_details_types_supported: ['openid_credential'] } : {}),
     ...(behaviour.challengeEndpoint ? { challenge_endpoint: `${credentialIssuer}/challenge` } : {}),
   });
 
@@ -234,7 +241,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
       [CONFIGURATION_ID]: {
         format: 'dc+sd-jwt',
         vct: PID_VCT,
-        scope: SCOPE,
+        ...(behaviour.rar ? {} : { scope: SCOPE }),
         cryptographic_binding_methods_supported: ['jwk'],
         credential_signing_alg_values_supported: ['ES256'],
         proof_types_supported: proofTypes(),
@@ -442,6 +449,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
           if (form['pre-authorized_code'] !== state.preAuthorizedCode)
             return oauthError(400, 'invalid_grant', 'unknown pre-authorized code');
           if (form['tx_code'] !== TX_CODE) return oauthError(400, 'invalid_grant', 'wrong tx_code');
+          withDetails = behaviour.rar === true;
         } else if (grantType === 'authorization_code') {
           const code = state.codes.get(form['code'] ?? '');
           if (!code || code.used) return oauthError(400, 'invalid_grant', 'unknown or used code');
