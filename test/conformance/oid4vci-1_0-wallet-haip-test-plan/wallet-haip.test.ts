@@ -148,7 +148,19 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-haip-test-plan', {
       });
       const body = await opened.text();
       await c.check('EnsureClientRefusesMismatchedIssuer', () => {
-        assert.ok(opened.status >= 400, `${opened.status} ${body}`);
+        assert.equal(opened.status, 400, body);
+        assert.match(body, /does not match the provided issuer/);
+      });
+      // The person's browser gets a page saying so (and nothing is stored).
+      const page = await fetch(`${world.server.url}/v1/oid4vci/offer?${world.suite.createOffer(OFFER)}`, {
+        redirect: 'manual',
+        headers: { cookie: world.wallet.cookie ?? '', accept: 'text/html' },
+      });
+      const html = await page.text();
+      await c.check('EnsureClientShowsError', () => {
+        assert.equal(page.status, 400);
+        assert.match(html, /This credential offer cannot be used/);
+        assert.match(html, /does not match the provided issuer/);
       });
       await c.check('EnsureNothingAfterDiscovery', () => {
         for (const endpoint of ['par', 'authorize', 'token', 'credential'])
