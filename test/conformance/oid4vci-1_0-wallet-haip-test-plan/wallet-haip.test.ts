@@ -89,6 +89,8 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-haip-test-plan', {
         for (const r of at(world.suite, 'credential'))
           assert.match(r.headers['content-type'] ?? '', /^application\/jwt/);
       });
+      c.variant('mso_mdoc (mDL), authorization code, immediate, plain');
+      await happy(c, world, { format: 'mso_mdoc' });
       for (const encryption of [false, true]) {
         c.variant(`dc+sd-jwt, authorization code, deferred, ${encryption ? 'encrypted' : 'plain'}`);
         const outcome = await receiveOffer(world, { ...HAIP, deferred: true, encryption }, OFFER);

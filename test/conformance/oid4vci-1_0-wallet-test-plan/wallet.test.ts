@@ -42,6 +42,14 @@ conformancePlan<WalletWorld>('oid4vci-1_0-wallet-test-plan', {
       outcome = await receiveOffer(world, {}, { grant: 'authorization_code', byReference: true });
       await received(c, outcome);
       await checkIssuanceRequests(c, world, outcome, { grant: 'authorization_code' });
+      c.variant('mso_mdoc (mDL), pre-authorized code, offer by value');
+      outcome = await receiveOffer(
+        world,
+        { format: 'mso_mdoc' },
+        { grant: 'pre-authorized', byReference: false },
+      );
+      await received(c, outcome);
+      await checkIssuanceRequests(c, world, outcome, { grant: 'pre-authorized' });
       // AuthorizationRequestType rar: no scope, so authorization_details, and credential_identifiers back.
       for (const grant of ['authorization_code', 'pre-authorized'] as const) {
         c.variant(

@@ -293,6 +293,8 @@ export interface CredentialRequestExpectation {
   batchSize: number | undefined;
   /** The token response's credential_identifiers, when it had any. */
   credentialIdentifiers: string[] | undefined;
+  /** The configuration offered. */
+  configurationId: string;
   keyAttestationRoot: string | undefined;
 }
 
@@ -352,7 +354,7 @@ export async function checkCredentialRequest(
     } else {
       // §8.2: credential_configuration_id only when the token response had no authorization_details.
       assert.equal(expected.credentialIdentifiers, undefined, 'credential_identifiers were given; use one');
-      assert.equal(body.credential_configuration_id, 'eu.europa.ec.eudi.pid.1');
+      assert.equal(body.credential_configuration_id, expected.configurationId);
     }
   });
   const proofs: string[] = body.proofs?.jwt;

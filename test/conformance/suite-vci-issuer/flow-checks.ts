@@ -13,7 +13,7 @@ import {
   checkMetadataRequests,
   checkNotification,
 } from './conditions.ts';
-import { SCOPE, type SeenRequest } from './issuer.ts';
+import { configurationIdOf, type SeenRequest } from './issuer.ts';
 import type { Outcome, WalletWorld } from './world.ts';
 
 /**
@@ -78,7 +78,7 @@ export async function checkIssuanceRequests(
       await checkAuthorizationRequest(c, par.form, {
         clientId: world.clientId,
         issuerState: suite.state.issuerState,
-        scope: SCOPE,
+        scope: configurationIdOf(behaviour),
         haip: behaviour.haip,
       });
     }
@@ -88,7 +88,7 @@ export async function checkIssuanceRequests(
       await checkAuthorizationRequest(c, authorizations[0]!.query, {
         clientId: world.clientId,
         issuerState: suite.state.issuerState,
-        scope: SCOPE,
+        scope: configurationIdOf(behaviour),
         haip: behaviour.haip,
       });
     }
@@ -177,6 +177,7 @@ export async function checkIssuanceRequests(
         cNonces: suite.state.cNonces,
         batchSize: behaviour.batchSize,
         credentialIdentifiers,
+        configurationId: configurationIdOf(behaviour),
         keyAttestationRoot: behaviour.haip ? world.provider.rootPem : undefined,
       })),
     );

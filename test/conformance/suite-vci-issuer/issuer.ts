@@ -13,6 +13,7 @@ import {
   type JWK,
 } from 'jose';
 import { type IssuerIdentity, makeIssuerIdentity } from '../../helpers/issuers/issuer-ca.ts';
+import { issueMdoc, MDL_DOCTYPE } from '../../helpers/issuers/mdoc-issuer.ts';
 import { issueSdJwtVc, PID_VCT } from '../../helpers/issuers/sd-jwt-issuer.ts';
 import { makeCertificate, privateKeyPem } from '../../oid4vp/certificates.ts';
 
@@ -54,6 +55,8 @@ export interface SuiteBehaviour {
    * VCIInjectAuthorizationDetailsForPreAuthorizedCodeFlow) carries credential_identifiers.
    */
   rar?: boolean;
+  /** VCI1FinalCredentialFormat: dc+sd-jwt (default) or mso_mdoc. */
+  format?: 'dc+sd-jwt' | 'mso_mdoc';
   /** FAPI2 client negative modules. */
   discoveryIssuerMismatch?: boolean;
   authorizationResponse?: 'invalid-iss' | 'no-iss' | 'invalid-state' | 'no-state';
@@ -94,6 +97,11 @@ export interface SeenRequest {
 
 export const CONFIGURATION_ID = 'eu.europa.ec.eudi.pid.1';
 export const SCOPE = 'eu.europa.ec.eudi.pid.1';
+/** VCICredentialConfigurations' mDL (VCI1FinalCredentialFormat mso_mdoc). */
+export const MDL_CONFIGURATION_ID = 'org.iso.18013.5.1.mDL';
+/** The configuration the module in hand offers, by its credential format. */
+export const configurationIdOf = (behaviour: Pick<SuiteBehaviour, 'format'>) =>
+  behaviour.format === 'mso_mdoc' ? MDL_CONFIGURATION_ID : CONFIGURATION_ID;
 export const TX_CODE = '123456';
 
 export interface SuiteIssuer {
@@ -247,6 +255,15 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
         proof_types_supported: proofTypes(),
         credential_metadata: { display: [{ name: 'Conformance PID', locale: 'en' }] },
       },
+      [MDL_CONFIGURATION_ID]: {
+        format: 'mso_mdoc',
+        doctype: MDL_DOCTYPE,
+        ...(behaviour.rar ? {} : { scope: MDL_CONFIGURATION_ID }),
+        cryptographic_binding_methods_supported: ['cose_key'],
+        credential_signing_alg_values_supported: [-7],
+        proof_types_supported: proofTypes(),
+        credential_metadata: { display: [{ name: 'Conformance mDL', locale: 'en' }] },
+      },
     },
   });
 
@@ -357,7 +374,12 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
     for (const jwk of wanted) {
       const holder = { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } as JWK;
       state.issuedKeys.push(holder);
-      credentials.push({ credential: await issueSdJwtVc(identity, { holderJwk: holder as never }) });
+      credentials.push({
+        credential:
+          behaviour.format === 'mso_mdoc'
+            ? await issueMdoc(identity, { deviceJwk: holder as never })
+            : await issueSdJwtVc(identity, { holderJwk: holder as never }),
+      });
     }
     if (behaviour.reverseOrder) credentials.reverse();
     if (behaviour.deferred) {
@@ -464,7 +486,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
           return oauthError(400, 'unsupported_grant_type', String(grantType));
         }
         withDetails &&= behaviour.authorizationDetailsInTokenResponse;
-        const credentialIdentifiers = withDetails ? [`${CONFIGURATION_ID}:${randomUUID()}`] : [];
+        const credentialIdentifiers = withDetails ? [`${configurationIdOf(behaviour)}:${randomUUID()}`] : [];
         const accessToken = randomBytes(32).toString('base64url');
         const dpopBound = behaviour.haip && jkt !== undefined;
         state.accessTokens.set(accessToken, { dpopJkt: dpopBound ? jkt : undefined, credentialIdentifiers });
@@ -483,7 +505,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
                   authorization_details: [
                     {
                       type: 'openid_credential',
-                      credential_configuration_id: CONFIGURATION_ID,
+                      credential_configuration_id: configurationIdOf(behaviour),
                       credential_identifiers: credentialIdentifiers,
                     },
                   ],
@@ -659,7 +681,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
       }
       const offer = {
         credential_issuer: credentialIssuer,
-        credential_configuration_ids: [CONFIGURATION_ID],
+        credential_configuration_ids: [configurationIdOf(behaviour)],
         grants,
       };
       if (!byReference) return new URLSearchParams({ credential_offer: JSON.stringify(offer) }).toString();
