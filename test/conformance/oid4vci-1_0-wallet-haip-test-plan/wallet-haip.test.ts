@@ -66,6 +66,7 @@ async function refusedAfterAuthorization(
   await c.check('EnsureNoCredentialStored', () => assert.equal(outcome.after, outcome.before));
   await c.check('EnsureTokenEndpointNotCalled', () => {
     assert.equal(at(world.suite, 'token').length, 0, 'the client called the token endpoint');
+    assert.equal(at(world.suite, 'nonce').length, 0, 'the client called the nonce endpoint');
     assert.equal(at(world.suite, 'credential').length, 0, 'the client called the credential endpoint');
   });
   const page = await callbackPage(world, outcome.callback!);

@@ -32,6 +32,13 @@ export async function checkIssuanceRequests(
   const behaviour = suite.behaviour;
   const asIssuer = suite.asMetadata().issuer;
   await checkMetadataRequests(c, suite);
+  await c.check('EnsureIncomingTls12WithSecureCipherOrTls13', () => {
+    for (const r of suite.requests)
+      assert.ok(r.tls === 'TLSv1.3' || r.tls === 'TLSv1.2', `${r.endpoint}: ${r.tls}`);
+  });
+  await c.check('EnsureIncomingTls13', () => {
+    for (const r of suite.requests) assert.equal(r.tls, 'TLSv1.3', r.endpoint);
+  });
   const dpopJtis = new Set<string>();
   const attestation: AttestationExpectation = {
     rootPem: world.provider.rootPem,

@@ -89,6 +89,8 @@ export interface SeenRequest {
   body: string;
   form: Record<string, string>;
   json: Json;
+  /** The TLS version of the connection (EnsureIncomingTls13). */
+  tls: string | null;
   /** What the issuer answered (status, body). */
   status: number;
   answer: Json;
@@ -618,6 +620,7 @@ export async function startSuiteIssuer(): Promise<SuiteIssuer> {
           ? Object.fromEntries(new URLSearchParams(raw))
           : {},
         json,
+        tls: (req.socket as import('node:tls').TLSSocket).getProtocol?.() ?? null,
         status: 0,
         answer: undefined,
         at: Date.now(),
