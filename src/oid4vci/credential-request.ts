@@ -1,5 +1,5 @@
 import type { JsonWebKey } from 'node:crypto';
-import type { JwtSigner } from '@openid4vc/oauth2';
+import { type JwtSigner, resourceRequest } from '@openid4vc/oauth2';
 import { type IssuerMetadataResult, Openid4vciRetrieveCredentialsError } from '@openid4vc/openid4vci';
 import type { FormatId } from '../formats/credential-format.ts';
 import type { OutboundClient } from '../http/outbound.ts';
@@ -14,6 +14,7 @@ import {
   dpopOptions,
   type IssuanceKey,
   type IssuanceToken,
+  issuanceCallbacks,
   issuanceClient,
   newIssuanceKey,
   rememberDpopNonce,
@@ -251,9 +252,17 @@ export async function requestCredential(
   for (let attempt = 0; ; attempt++) {
     const nonce = await freshNonce(context);
     const proofs = await proofsOf(context, configurationId, plan, keys, nonce);
+    // §8.2: credential_identifier when the token response gave identifiers for this
+    // configuration (the first: one dataset per issuance), credential_configuration_id otherwise.
+    const identifier = context.token.credentialIdentifiers?.[configurationId]?.[0];
+    const naming: Record<string, string> = identifier
+      ? { credential_identifier: identifier }
+      : { credential_configuration_id: configurationId };
     const answer = encryption
-      ? await encryptedRequest(context, configurationId, proofs, encryption)
-      : await plainRequest(client, context, configurationId, proofs);
+      ? await encryptedRequest(context, configurationId, naming, proofs, encryption)
+      : identifier
+        ? await identifiedRequest(context, configurationId, naming, proofs)
+        : await plainRequest(client, context, configurationId, proofs);
     if ('error' in answer) {
       if (attempt === 0 && answer.error === 'invalid_nonce') continue;
       throw answer.failure;
@@ -316,16 +325,59 @@ async function plainRequest(
 async function encryptedRequest(
   context: CredentialRequestContext,
   configurationId: string,
+  naming: Record<string, string>,
   proofs: Record<string, string[]>,
   encryption: ResponseEncryption,
 ): Promise<CredentialAnswer> {
   const answer = await encryptedCredentialCall(
     { ...context, clientId: context.clientId ?? '' },
     context.metadata.credentialIssuer.credential_endpoint,
-    { credential_configuration_id: configurationId, proofs },
+    { ...naming, proofs },
     encryption,
   );
   return answerOf(answer, configurationId);
+}
+
+/**
+ * A plain Credential Request naming a credential_identifier: @openid4vc/openid4vci 0.4 always
+ * writes credential_configuration_id, which §8.2 forbids beside an identifier, so this one is
+ * sent with the library's resource request (DPoP and its nonce retry included).
+ */
+async function identifiedRequest(
+  context: CredentialRequestContext,
+  configurationId: string,
+  naming: Record<string, string>,
+  proofs: Record<string, string[]>,
+): Promise<CredentialAnswer> {
+  const dpop = dpopOptions(context.token);
+  let answer: Awaited<ReturnType<typeof resourceRequest>>;
+  try {
+    answer = await resourceRequest({
+      callbacks: issuanceCallbacks(
+        context.outbound,
+        context.clientId ?? '',
+        context.token.dpop ? [context.token.dpop.key] : [],
+      ),
+      accessToken: context.token.accessToken,
+      url: context.metadata.credentialIssuer.credential_endpoint,
+      requestOptions: {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...naming, proofs }),
+      },
+      ...(dpop ? { dpop } : {}),
+    });
+  } catch (error) {
+    return { error: undefined, failure: refusalOf(configurationId, error) };
+  }
+  rememberDpopNonce(context.token, answer.dpop?.nonce);
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(await answer.response.text()) as Record<string, unknown>;
+  } catch {
+    // judged by the status alone
+  }
+  return answerOf({ status: answer.response.status, body }, configurationId);
 }
 
 /** An encrypted endpoint's decrypted answer as a CredentialAnswer (also for deferred polls). */

@@ -56,12 +56,30 @@ function walletAuthentication(context: GrantContext, instanceKey: IssuanceKey): 
   return { instanceKey, mint: () => attest!(instanceKey.publicJwk) };
 }
 
+/** The `openid_credential` authorization details' credential_identifiers, by configuration (§6.2). */
+function credentialIdentifiersOf(details: unknown): Record<string, string[]> | undefined {
+  if (!Array.isArray(details)) return undefined;
+  const found: Record<string, string[]> = {};
+  for (const detail of details as Array<Record<string, unknown>>) {
+    const id = detail['credential_configuration_id'];
+    const identifiers = detail['credential_identifiers'];
+    if (detail['type'] !== 'openid_credential' || typeof id !== 'string' || !Array.isArray(identifiers))
+      continue;
+    const strings = identifiers.filter((i): i is string => typeof i === 'string' && i.length > 0);
+    if (strings.length > 0) found[id] = strings;
+  }
+  return Object.keys(found).length > 0 ? found : undefined;
+}
+
 const tokenOf = (
-  accessToken: { access_token: string; token_type: string },
+  accessToken: { access_token: string; token_type: string; authorization_details?: unknown },
   dpopKey: IssuanceKey | null,
   nonce: string | undefined,
 ): IssuanceToken => ({
   accessToken: accessToken.access_token,
+  ...(credentialIdentifiersOf(accessToken.authorization_details)
+    ? { credentialIdentifiers: credentialIdentifiersOf(accessToken.authorization_details)! }
+    : {}),
   // A server that answers a DPoP proof with a Bearer token did not bind it; the key is then unused.
   dpop: dpopKey && accessToken.token_type.toLowerCase() === 'dpop' ? { key: dpopKey, nonce } : null,
 });

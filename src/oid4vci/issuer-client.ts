@@ -35,6 +35,19 @@ function bodyOf(body: RequestInit['body']): string | undefined {
   throw new OutboundError('the request body is of a kind Coffer does not send');
 }
 
+/**
+ * A WWW-Authenticate value with the DPoP and Bearer schemes in their registered spelling. Auth
+ * schemes are case-insensitive (RFC 9110 §11.1), but @openid4vc/oauth2 0.4 compares `DPoP`
+ * exactly, so a resource server's `dPoP error="use_dpop_nonce"` would otherwise not be retried
+ * with its nonce (the conformance suite's rs-dpop-auth-scheme-case-insensitivity module).
+ */
+export function canonicalAuthSchemes(value: string): string {
+  return value.replace(
+    /(^|,)(\s*)(dpop|bearer)(?=\s+[^\s=,]+\s*=|\s*,|\s*$)/gi,
+    (_m, start, space, scheme) => `${start}${space}${scheme.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer'}`,
+  );
+}
+
 /** `fetch` for the libraries, made by the outbound client: HTTPS only, limits, no redirects, no private targets. */
 export function outboundFetch(outbound: OutboundClient): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {
@@ -56,13 +69,30 @@ export function outboundFetch(outbound: OutboundClient): typeof fetch {
     });
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
-      if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')
+      if (name === 'www-authenticate') responseHeaders.set(name, canonicalAuthSchemes(value));
+      else if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')
         responseHeaders.set(name, value);
     }
     const status = answer.status >= 200 && answer.status <= 599 ? answer.status : 502;
     const empty = status === 204 || status === 205 || status === 304;
     return new Response(empty ? null : answer.body, { status, headers: responseHeaders });
   }) as typeof fetch;
+}
+
+/** POSTs to a challenge endpoint (ATCA draft 07 §8: empty body) and reads `attestation_challenge`. */
+function challengeFetcher(outbound: OutboundClient) {
+  return async (endpoint: string): Promise<string> => {
+    const answer = await outboundFetch(outbound)(endpoint, { method: 'POST' });
+    const body = (await answer.json().catch(() => undefined)) as
+      | { attestation_challenge?: unknown }
+      | undefined;
+    if (!answer.ok || typeof body?.attestation_challenge !== 'string') {
+      throw new OutboundError(
+        `the authorization server's challenge endpoint answered ${answer.status} without an attestation_challenge`,
+      );
+    }
+    return body.attestation_challenge;
+  };
 }
 
 /** A private key of one issuance: a DPoP key, a holder key, or the account's did:key. */
@@ -139,7 +169,15 @@ export function issuanceCallbacks(
     hash: (data, algorithm) => createHash(HASHES[algorithm]).update(data).digest(),
     generateRandom,
     clientAuthentication: authentication
-      ? attestationAuthentication(clientId, authentication.mint, { signJwt, generateRandom })
+      ? attestationAuthentication(
+          clientId,
+          authentication.mint,
+          { signJwt, generateRandom },
+          {
+            instanceJwk: authentication.instanceKey.publicJwk,
+            fetchChallenge: challengeFetcher(outbound),
+          },
+        )
       : clientAuthenticationNone({ clientId }),
     signJwt,
   };
@@ -178,6 +216,11 @@ export function issuanceClient(
 export interface IssuanceToken {
   accessToken: string;
   dpop: { key: IssuanceKey; nonce: string | undefined } | null;
+  /**
+   * The token response's `credential_identifiers` by configuration (§6.2 authorization_details);
+   * a Credential Request for such a configuration names an identifier instead (§8.2).
+   */
+  credentialIdentifiers?: Record<string, string[]>;
 }
 
 /** The DPoP options of a request, as the library takes them. */

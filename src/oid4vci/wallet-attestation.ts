@@ -129,19 +129,51 @@ export function authenticationFor(
   return 'none';
 }
 
+/** Fetches a fresh challenge from an authorization server's challenge endpoint (ATCA draft 07 §8). */
+export type ChallengeFetcher = (endpoint: string) => Promise<string>;
+
 /**
  * Client authentication by Wallet Attestation: a fresh attestation and proof of possession
  * (new `jti`) on every request, `client_id` in the body as well for servers that read it there.
+ * When the server's metadata has a `challenge_endpoint` (OAuth 2.0 Attestation-Based Client
+ * Authentication, draft 07 §8), a fresh challenge is fetched for each request and carried as the
+ * PoP's `challenge`; the library's PoP builder has no such claim, so that PoP is signed here with
+ * the instance key the attestation's `cnf` names.
  */
 export function attestationAuthentication(
   clientId: string,
   mint: () => Promise<string>,
   callbacks: Parameters<typeof clientAuthenticationClientAttestationJwt>[0]['callbacks'],
+  challenged?: { instanceJwk: JsonWebKey; fetchChallenge: ChallengeFetcher },
 ): ClientAuthenticationCallback {
   return async (request) => {
     request.body['client_id'] = clientId;
-    await clientAuthenticationClientAttestationJwt({ clientAttestationJwt: await mint(), callbacks })(
-      request,
+    const endpoint = (request.authorizationServerMetadata as { challenge_endpoint?: unknown })
+      .challenge_endpoint;
+    if (typeof endpoint !== 'string' || !challenged) {
+      await clientAuthenticationClientAttestationJwt({ clientAttestationJwt: await mint(), callbacks })(
+        request,
+      );
+      return;
+    }
+    const attestation = await mint();
+    const challenge = await challenged.fetchChallenge(endpoint);
+    const now = seconds(new Date());
+    const { jwt } = await callbacks.signJwt(
+      { method: 'jwk', alg: 'ES256', publicJwk: publicMembers(challenged.instanceJwk) as never },
+      {
+        header: { typ: 'oauth-client-attestation-pop+jwt', alg: 'ES256' },
+        payload: {
+          aud: request.authorizationServerMetadata.issuer,
+          iss: clientId,
+          iat: now,
+          exp: now + 60,
+          jti: Buffer.from(await callbacks.generateRandom(32)).toString('base64url'),
+          challenge,
+        },
+      },
     );
+    request.headers.set('OAuth-Client-Attestation', attestation);
+    request.headers.set('OAuth-Client-Attestation-PoP', jwt);
   };
 }
