@@ -568,10 +568,14 @@ export function vciIssuerModules(shape: PlanShape): Record<string, ModuleImpleme
   const errorModule =
     (variation: Parameters<VciRun['requestCredential']>[2], error: string, variant = plain(shape)) =>
     async (c: Conditions, world: IssuerWorld) => {
-      const run = await new VciRun(c, world, variant).configure();
-      const tokens = await run.obtainTokens(run.client1);
-      const call = await run.requestCredential(run.client1, tokens, variation);
-      await run.verifyCredentialErrorResponse(call, error);
+      // With credential_format mdoc too, where the plan issues mso_mdoc (on offers).
+      const worlds = [world, ...(shape.mdocConfigurationId ? [world.asking(shape.mdocConfigurationId)] : [])];
+      for (const each of worlds) {
+        const run = await new VciRun(c, each, variant).configure();
+        const tokens = await run.obtainTokens(run.client1);
+        const call = await run.requestCredential(run.client1, tokens, variation);
+        await run.verifyCredentialErrorResponse(call, error);
+      }
     };
 
   return {
@@ -601,7 +605,6 @@ export function vciIssuerModules(shape: PlanShape): Record<string, ModuleImpleme
       );
       if (shape.mdocConfigurationId) {
         const mdoc = await new VciRun(c, world.asking(shape.mdocConfigurationId), plain(shape)).configure();
-        mdoc.c.variant('mso_mdoc, pre-authorized_code (issuer-initiated), DPoP (ES256)');
         await mdoc.happyFlow(mdoc.client1);
       } else {
         await mdocIsIssuerInitiatedOnly(run);
@@ -621,18 +624,26 @@ export function vciIssuerModules(shape: PlanShape): Record<string, ModuleImpleme
       // performAdditionalResourceEndpointTests: the same access token, a fresh nonce and proof.
       await run.c.check('AddIpV6FapiCustomerIpAddressToResourceEndpointRequest', () => assert.ok(true));
       await run.c.check('SetUtf8JsonAcceptHeadersForResourceEndpointRequest', () => assert.ok(true));
-      const utf8 = await run.requestCredential(run.client1, tokens, {
-        headers: {
-          'x-fapi-customer-ip-address': '2001:db8::1020',
-          accept: 'application/json; charset=utf-8',
-          'accept-charset': 'utf-8',
-        },
-      });
-      await repeatedRequest(run, utf8);
+      const ipv6Utf8 = {
+        'x-fapi-customer-ip-address': '2001:db8::1020',
+        accept: 'application/json; charset=utf-8',
+        'accept-charset': 'utf-8',
+      };
+      await repeatedRequest(run, await run.requestCredential(run.client1, tokens, { headers: ipv6Utf8 }));
       await run.c.check('SetPermissiveAcceptHeaderForResourceEndpointRequest', () => assert.ok(true));
-      const permissive = await run.requestCredential(run.client1, tokens, { headers: { accept: '*/*' } });
-      await repeatedRequest(run, permissive);
+      const permissive = { accept: '*/*' };
+      await repeatedRequest(run, await run.requestCredential(run.client1, tokens, { headers: permissive }));
       await run.c.check('ClearAcceptHeaderForResourceEndpointRequest', () => assert.ok(true));
+      // What the module is after — the credential endpoint takes the FAPI headers and Accept
+      // variations — shown on a grant of its own for each, where Coffer does issue.
+      for (const headers of [ipv6Utf8, permissive]) {
+        const fresh = await run.obtainTokens(run.client1);
+        const call = await run.requestCredential(run.client1, fresh, { headers });
+        await run.c.check('EnsureHttpStatusCodeIsAnyOf', () =>
+          cond.ensureHttpStatus(call.response, [200, 202]),
+        );
+        await run.verifyCredentialResponse(call);
+      }
     },
 
     'oid4vci-1_0-issuer-happy-flow-multiple-clients': async (c, world) => {

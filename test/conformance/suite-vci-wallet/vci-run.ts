@@ -61,6 +61,8 @@ export interface CredentialCall {
   responseKey?: ReturnType<typeof newEncryptionKey>;
   /** The decrypted answer (or the plain one). */
   effective?: Exchange;
+  /** The x-fapi-interaction-id the request sent (the first client's). */
+  interactionId?: string;
 }
 
 const flip = (jws: string) => {
@@ -101,10 +103,19 @@ export class VciRun {
   constructor(c: Conditions, world: IssuerWorld, variant: VciVariant) {
     this.world = world;
     this.variant = variant;
-    this.fapi = new Fapi2Run(c, world);
+    // The FAPI client names its own (HAIP) variant when made; this run names the VCI one.
+    let muted = true;
+    this.fapi = new Fapi2Run({ ...c, variant: (d) => (muted ? undefined : c.variant(d)) }, world);
+    muted = false;
     this.c = this.fapi.c;
+  }
+
+  /** The variant of this run, for the report, once the configuration's format is known. */
+  private reportVariant() {
+    const { variant, world } = this;
+    const format = this.fapi.server.configuration?.format === 'mso_mdoc' ? 'mso_mdoc' : 'sd_jwt_vc';
     const description = [
-      'sd_jwt_vc',
+      format,
       variant.grant === 'authorization_code'
         ? 'authorization_code (wallet-initiated, scope)'
         : 'pre-authorized_code (issuer-initiated, tx_code)',
@@ -136,6 +147,7 @@ export class VciRun {
       );
     }
     this.metadata = this.fapi.server.issuerMetadata;
+    this.reportVariant();
     await c.check('VCIDetermineCryptographicBinding', () =>
       assert.ok(this.fapi.server.configuration.cryptographic_binding_methods_supported, 'no binding'),
     );
@@ -317,6 +329,7 @@ export class VciRun {
         : client.proofKeys;
     let response!: Exchange;
     let responseKey: ReturnType<typeof newEncryptionKey> | undefined;
+    const interactionId = randomUUID();
     for (let attempt = 0; attempt < 2; attempt++) {
       const headers: Record<string, string> = {};
       await c.check('CreateEmptyResourceEndpointRequestHeaders', () => assert.ok(headers));
@@ -329,7 +342,7 @@ export class VciRun {
         });
         await c.check('CreateRandomFAPIInteractionId', () => assert.ok(randomUUID()));
         await c.check('AddFAPIInteractionIdToResourceEndpointRequest', () => {
-          headers['x-fapi-interaction-id'] = randomUUID();
+          headers['x-fapi-interaction-id'] = interactionId;
         });
       }
       Object.assign(headers, variation.headers);
@@ -423,6 +436,7 @@ export class VciRun {
       response,
       proofKeys: proofKeys.map((k) => k.publicJwk),
       ...(responseKey ? { responseKey } : {}),
+      ...(first ? { interactionId } : {}),
     };
   }
 
@@ -538,6 +552,15 @@ export class VciRun {
         });
     }
     await c.check('CheckForDateHeaderInResourceResponse', () => cond.checkForDateHeader(response));
+    // Only when the issuer echoes x-fapi-interaction-id (FAPI2-IMP-2.1.1; skipped otherwise).
+    const echoed = response.headers.get('x-fapi-interaction-id');
+    if (echoed !== null) {
+      await c.check('CheckForFAPIInteractionIdInResourceResponse', () =>
+        assert.match(echoed, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i),
+      );
+      if (call.interactionId !== undefined)
+        await c.check('EnsureMatchingFAPIInteractionId', () => assert.equal(echoed, call.interactionId));
+    }
     return credentials;
   }
 
