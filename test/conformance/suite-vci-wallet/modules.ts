@@ -603,6 +603,16 @@ export function vciIssuerModules(shape: PlanShape): Record<string, ModuleImpleme
           assert.equal(mediaTypeOf(compressed.response.headers), 'application/json');
         },
       );
+      if (shape.grant === 'pre_authorized_code') {
+        // An issuer may defer (§9): an offer whose claims the tenant supplies only after the
+        // wallet asked is answered 202 with a transaction_id, then at the Deferred Credential
+        // Endpoint — plain and encrypted (verifyEffectiveCredentialResponse's deferred branch).
+        for (const variant of [plain(shape), encrypted(shape)]) {
+          const later = await new VciRun(c, world, variant).configure();
+          later.c.variant('deferred issuance (the offer has no claims until the wallet asks)');
+          await later.happyFlow(later.client1, { deferred: true });
+        }
+      }
       if (shape.mdocConfigurationId) {
         const mdoc = await new VciRun(c, world.asking(shape.mdocConfigurationId), plain(shape)).configure();
         await mdoc.happyFlow(mdoc.client1);

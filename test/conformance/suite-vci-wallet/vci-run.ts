@@ -63,6 +63,9 @@ export interface CredentialCall {
   effective?: Exchange;
   /** The x-fapi-interaction-id the request sent (the first client's). */
   interactionId?: string;
+  /** Who asked, with which token (for the Deferred Credential Endpoint). */
+  client?: SuiteClient;
+  tokens?: Pick<Tokens, 'accessToken' | 'tokenType' | 'dpopKey'>;
 }
 
 const flip = (jws: string) => {
@@ -99,6 +102,10 @@ export class VciRun {
   client1!: SuiteClient;
   client2: SuiteClient | undefined;
   metadata!: Json;
+  /** The tester's part when the issuer defers: e.g. the tenant supplies the offer's claims. */
+  onDeferred: (() => Promise<void>) | undefined;
+  /** The offer the last pre-authorized grant came from. */
+  offerId: string | undefined;
 
   constructor(c: Conditions, world: IssuerWorld, variant: VciVariant) {
     this.world = world;
@@ -219,7 +226,10 @@ export class VciRun {
    * request) or the credential offer and the pre-authorized code. With `randomFields`, the
    * happy flow's unknown parameters in the authorization and token requests.
    */
-  async obtainTokens(client: SuiteClient, options: { randomFields?: boolean } = {}): Promise<Tokens> {
+  async obtainTokens(
+    client: SuiteClient,
+    options: { randomFields?: boolean; deferred?: boolean } = {},
+  ): Promise<Tokens> {
     const { c, fapi } = this;
     if (this.variant.grant === 'authorization_code') {
       const request = await fapi.createAuthorizationRequest(client);
@@ -233,7 +243,7 @@ export class VciRun {
       if (options.randomFields) await this.addRandomFields(params, 'token endpoint request body');
       return fapi.processTokenResponse(client, await fapi.callTokenEndpoint(client, params));
     }
-    const params = await this.receiveOffer();
+    const params = await this.receiveOffer(undefined, { deferred: options.deferred ?? false });
     if (options.randomFields) await this.addRandomFields(params, 'token endpoint request body');
     const response = await fapi.callTokenEndpoint(client, params, {
       authenticateAs: this.world.haip ? client : null,
@@ -252,14 +262,27 @@ export class VciRun {
    * credential_offer endpoint with the tx_code: processCredentialOffer, then
    * VCIExtractPreAuthorizedCodeAndTxCodeFromCredentialOffer and the token request.
    */
-  async receiveOffer(configurationIds = [this.world.configurationId]): Promise<Record<string, string>> {
+  async receiveOffer(
+    configurationIds = [this.world.configurationId],
+    options: { deferred?: boolean } = {},
+  ): Promise<Record<string, string>> {
     const { c } = this;
+    const claims = Object.fromEntries(configurationIds.map((id) => [id, OFFER_CLAIMS[id]]));
+    // A deferred offer has no claims yet: the tenant supplies them once the wallet has asked.
     const made = await this.world.api('POST', '/v1/issuer/offers', {
       configuration_ids: configurationIds,
-      claims: Object.fromEntries(configurationIds.map((id) => [id, OFFER_CLAIMS[id]])),
+      ...(options.deferred ? {} : { claims }),
       tx_code: {},
     });
     assert.equal(made.status, 201, made.text);
+    const offerId = made.body.data.id as string;
+    this.offerId = offerId;
+    this.onDeferred = options.deferred
+      ? async () => {
+          const put = await this.world.api('PUT', `/v1/issuer/offers/${offerId}/claims`, { claims });
+          assert.ok(put.status >= 200 && put.status < 300, put.text);
+        }
+      : undefined;
     const link = new URL(made.body.data.offer_link as string);
     const query = Object.fromEntries(link.searchParams);
     await c.check('VCIWaitForCredentialOffer', () => assert.ok(link.href));
@@ -401,19 +424,7 @@ export class VciRun {
       headers['content-type'] = 'application/json';
       if (this.variant.encrypted) {
         await c.check('VCIEncryptCredentialRequest', async () => {
-          const meta = this.metadata.credential_request_encryption;
-          const key = (meta.jwks.keys as Json[]).find(
-            (k) => (k.use ?? 'enc') === 'enc' && /^ECDH-ES|^RSA/.test(k.alg),
-          );
-          assert.ok(key?.kid, 'no usable request encryption key with a kid');
-          body = await new CompactEncrypt(new TextEncoder().encode(body))
-            .setProtectedHeader({
-              alg: key.alg,
-              enc: meta.enc_values_supported[0],
-              kid: key.kid,
-              cty: 'json',
-            })
-            .encrypt(await importPublic(key));
+          body = await this.encryptRequest(body);
           headers['content-type'] = 'application/jwt';
         });
       }
@@ -437,6 +448,8 @@ export class VciRun {
       proofKeys: proofKeys.map((k) => k.publicJwk),
       ...(responseKey ? { responseKey } : {}),
       ...(first ? { interactionId } : {}),
+      client,
+      tokens,
     };
   }
 
@@ -533,10 +546,25 @@ export class VciRun {
     await c.check('VCIValidateNoUnknownKeysInCredentialResponse', () =>
       cond.validateNoUnknownKeysInCredentialResponse(effective),
     );
-    await c.check('VCICheckForDeferredCredentialResponse', () =>
-      assert.equal(cond.checkForDeferredCredentialResponse(effective), false, 'deferred'),
-    );
-    await c.check('EnsureHttpStatusCodeIs200', () => cond.ensureHttpStatus(response, [200]));
+    let deferred = false;
+    await c.check('VCICheckForDeferredCredentialResponse', () => {
+      deferred = cond.checkForDeferredCredentialResponse(effective);
+    });
+    let last = response;
+    if (deferred) {
+      await c.check('EnsureHttpStatusCode', () => cond.ensureHttpStatus(response, [202]));
+      await c.check('VCIEnsureIntervalPresentInDeferredResponse', () =>
+        assert.ok(Number.isInteger(effective.body.interval) && effective.body.interval > 0, 'no interval'),
+      );
+      await this.onDeferred?.();
+      ({ response: last, effective } = await this.callDeferredCredentialEndpoint(
+        call,
+        effective.body.transaction_id,
+      ));
+      call.effective = effective;
+    } else {
+      await c.check('EnsureHttpStatusCodeIs200', () => cond.ensureHttpStatus(response, [200]));
+    }
     let credentials: string[] = [];
     await c.check('VCIExtractCredentialResponse', () => {
       credentials = cond.extractCredentialResponse(effective);
@@ -551,9 +579,9 @@ export class VciRun {
           fetch: this.fetch,
         });
     }
-    await c.check('CheckForDateHeaderInResourceResponse', () => cond.checkForDateHeader(response));
+    await c.check('CheckForDateHeaderInResourceResponse', () => cond.checkForDateHeader(last));
     // Only when the issuer echoes x-fapi-interaction-id (FAPI2-IMP-2.1.1; skipped otherwise).
-    const echoed = response.headers.get('x-fapi-interaction-id');
+    const echoed = last.headers.get('x-fapi-interaction-id');
     if (echoed !== null) {
       await c.check('CheckForFAPIInteractionIdInResourceResponse', () =>
         assert.match(echoed, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i),
@@ -562,6 +590,92 @@ export class VciRun {
         await c.check('EnsureMatchingFAPIInteractionId', () => assert.equal(echoed, call.interactionId));
     }
     return credentials;
+  }
+
+  /**
+   * callDeferredCredentialEndpoint (§9): the transaction_id, with credential_response_encryption
+   * and the request encrypted in the encrypted variant, DPoP with the access token; 200 or 202,
+   * a JWE when encrypted and issued, JSON otherwise.
+   */
+  private async callDeferredCredentialEndpoint(
+    call: CredentialCall,
+    transactionId: string,
+  ): Promise<{ response: Exchange; effective: Exchange }> {
+    const { c, fapi } = this;
+    const client = call.client!;
+    const tokens = call.tokens!;
+    let url = '';
+    await c.check('VCIResolveDeferredCredentialEndpointToUse', () => {
+      url = this.metadata.deferred_credential_endpoint;
+      assert.ok(url?.startsWith('https://'), 'no https deferred_credential_endpoint');
+    });
+    const request: Record<string, unknown> = {};
+    await c.check('VCICreateDeferredCredentialRequest', () => {
+      assert.equal(typeof transactionId, 'string');
+      request['transaction_id'] = transactionId;
+    });
+    let responseKey: ReturnType<typeof newEncryptionKey> | undefined;
+    let body = '';
+    let contentType = 'application/json';
+    if (this.variant.encrypted) {
+      responseKey = newEncryptionKey();
+      await c.check('VCIAddCredentialResponseEncryptionToRequest', () => {
+        request['credential_response_encryption'] = {
+          enc: this.metadata.credential_response_encryption.enc_values_supported[0],
+          jwk: responseKey!.publicJwk,
+        };
+      });
+    }
+    body = JSON.stringify(request);
+    if (this.variant.encrypted) {
+      await c.check('VCIEncryptCredentialRequest', async () => {
+        body = await this.encryptRequest(body);
+        contentType = 'application/jwt';
+      });
+    }
+    let response!: Exchange;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const headers: Record<string, string> = {
+        'content-type': contentType,
+        'x-fapi-interaction-id': randomUUID(),
+        authorization: `${tokens.tokenType} ${tokens.accessToken}`,
+        dpop: await fapi.dpopProofFor(client, 'RESOURCE', url, {}, tokens.dpopKey, tokens.accessToken),
+      };
+      response = await exchange(this.fetch, url, { method: 'POST', headers, body });
+      const challenge = response.headers.get('www-authenticate') ?? '';
+      if (response.status !== 401 || !/error="use_dpop_nonce"/.test(challenge)) break;
+      client.rsNonce = response.headers.get('dpop-nonce') ?? undefined;
+    }
+    await c.check('EnsureHttpStatusCodeIsAnyOf', () => cond.ensureHttpStatus(response, [200, 202]));
+    let effective = response;
+    if (this.variant.encrypted && response.status === 200) {
+      await c.check('EnsureContentTypeApplicationJwt', () =>
+        assert.equal(mediaTypeOf(response.headers), 'application/jwt'),
+      );
+      await c.check('VCIEnsureCredentialResponseIsEncryptedJwe', () =>
+        assert.equal(response.text.split('.').length, 5, 'not a compact JWE'),
+      );
+      await c.check('VCIDecryptCredentialResponse', async () => {
+        const { plaintext } = await compactDecrypt(response.text, responseKey!.privateKey);
+        const text = new TextDecoder().decode(plaintext);
+        effective = { ...response, text, body: JSON.parse(text) };
+      });
+    } else {
+      await c.check('EnsureContentTypeJson', () => cond.ensureContentTypeJson(response));
+    }
+    return { response, effective };
+  }
+
+  /** VCIEncryptCredentialRequest: a compact JWE to the issuer's request encryption key. */
+  private async encryptRequest(body: string): Promise<string> {
+    const meta = this.metadata.credential_request_encryption;
+    const key = (meta.jwks.keys as Json[]).find(
+      (k) => (k.use ?? 'enc') === 'enc' && /^ECDH-ES|^RSA/.test(k.alg),
+    );
+    assert.ok(key?.kid, 'no usable request encryption key with a kid');
+    return new CompactEncrypt(new TextEncoder().encode(body))
+      .setProtectedHeader({ alg: key.alg, enc: meta.enc_values_supported[0], kid: key.kid, cty: 'json' })
+      .encrypt(await importPublic(key));
   }
 
   /** VCIProfileBehavior's mdoc branch, as far as this client reads an IssuerSigned structure. */
@@ -653,7 +767,10 @@ export class VciRun {
   }
 
   /** The whole base flow: tokens, one credential request verified, the notification. */
-  async happyFlow(client: SuiteClient, options: { randomFields?: boolean; notify?: boolean } = {}) {
+  async happyFlow(
+    client: SuiteClient,
+    options: { randomFields?: boolean; notify?: boolean; deferred?: boolean } = {},
+  ) {
     const tokens = await this.obtainTokens(client, options);
     const call = await this.requestCredential(client, tokens, {
       randomFields: options.randomFields ?? false,
