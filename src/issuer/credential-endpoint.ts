@@ -278,13 +278,17 @@ async function recordCopy(
   const { configuration, now } = copy;
   const nowIso = now.toISOString();
   const id = `urn:uuid:${randomUUID()}`;
-  const validUntil = new Date(now.getTime() + (configuration.validity_seconds ?? DEFAULT_VALIDITY) * 1000);
+  const times = credentialTimes(
+    now,
+    configuration.validity_seconds ?? DEFAULT_VALIDITY,
+    configuration.format,
+  );
   for (let attempt = 0; attempt < 8; attempt++) {
     // The list belongs to the key that signs this credential (status-lists.ts).
     const entry = configuration.status
       ? await drawStatusEntry(deps.db, keys, kindOfFormat(configuration.format), nowIso)
       : null;
-    const issued = await signCredential(deps, keys, configuration, {
+    const issued = await signCredential(deps, keys, configuration, times.signedAt, {
       id,
       type: configuration.vct ?? configuration.doctype ?? configuration.type!,
       claims: copy.claims,
@@ -292,8 +296,8 @@ async function recordCopy(
         .filter((c) => c.selectively_disclosable === false)
         .map((c) => c.path),
       holder: copy.key.did ? { did: copy.key.did } : { jwk: copy.key.jwk },
-      validFrom: now,
-      validUntil,
+      validFrom: times.validFrom,
+      validUntil: times.validUntil,
       ...(entry
         ? { status: { uri: statusListUri(deps.config.publicUrl, entry.listId), index: entry.index } }
         : {}),
@@ -327,7 +331,7 @@ async function recordCopy(
           credential_hash: sha256(typeof issued === 'string' ? issued : JSON.stringify(issued)),
           notification_id: copy.notificationId,
           issued_at: nowIso,
-          expires_at: validUntil.toISOString(),
+          expires_at: times.validUntil.toISOString(),
         });
         if (entry) await countStatusEntry(tx, entry.listId);
         if (finish) await finish(tx);
@@ -364,13 +368,36 @@ async function finishingWork(deps: IssuerDeps, offer: Selectable<IssuerOffersTab
   };
 }
 
+const HOUR_MS = 3600_000;
+const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
+/**
+ * The times a credential carries (iat, nbf, exp of an SD-JWT VC; validFrom, validUntil of a W3C
+ * credential), rounded down to the hour: the exact instant of issuance would let verifiers link
+ * the copies of a batch, or match a presentation to the issuance log (SD-JWT §10.1, privacy; the
+ * suite's VCIEnsureBatchTimeClaimsNotLinkable). The expiry keeps its exact time only when
+ * rounding would put it in the past (a validity under an hour). An mdoc keeps exact times: its
+ * validityInfo.signed must lie within the issuer certificate's validity and not after validFrom
+ * (ISO/IEC 18013-5, the MSO's validityInfo), which an earlier, rounded instant could break.
+ */
+export function credentialTimes(now: Date, validitySeconds: number, format: string) {
+  const until = now.getTime() + validitySeconds * 1000;
+  if (format === 'mso_mdoc') return { signedAt: now, validFrom: now, validUntil: new Date(until) };
+  const from = floorHour(now.getTime());
+  return {
+    signedAt: new Date(from),
+    validFrom: new Date(from),
+    validUntil: new Date(floorHour(until) > now.getTime() ? floorHour(until) : until),
+  };
+}
+
 function signCredential(
   deps: IssuerDeps,
   keys: IssuerKeys,
   configuration: CredentialConfiguration,
+  now: Date,
   credential: CredentialToIssue,
 ): Promise<IssuedCredential> {
-  const now = deps.now();
   switch (configuration.format) {
     case 'dc+sd-jwt':
       return issueSdJwtVc(keys.material, credential, now);
