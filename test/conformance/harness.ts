@@ -71,7 +71,7 @@ function conditionsOf(t: TestContext): Conditions {
  * Registers modules of a plan: a suite named after the plan with one test per module given, in
  * the order of plans.ts. A plan's modules may be registered from several files (each with the
  * world it needs); docs/conformance.md, which `npm run conformance` writes from a run, marks a
- * module no file registered as not run, and test/conformance/catalogue.test.ts refuses that.
+ * module no file registered as not run, and test/docs/conformance-table.test.ts refuses that.
  */
 export function conformancePlan<World>(
   planName: string,
