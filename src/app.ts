@@ -81,6 +81,7 @@ import {
   createFederationResolver,
   outboundStatementFetcher,
 } from './trust/federation/federation-resolver.ts';
+import { federationIssuerTrust } from './trust/federation/issuer-trust.ts';
 import { createUserInserter, findUserById } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 import { profileContext } from './users/user-service.ts';
@@ -433,6 +434,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     outbound,
     keys,
     issuerTrustAnchors,
+    ...(federation ? { federationTrust: federationIssuerTrust(federation) } : {}),
     config: {
       publicUrl: config.publicUrl,
       resultRetention: config.resultRetention,

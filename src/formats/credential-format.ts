@@ -161,6 +161,11 @@ export interface PresentationExpectation {
   issuerTrustAnchors: X509Certificate[];
   /** Issuer DIDs the request trusts besides certificates (`trusted_issuers`). */
   trustedIssuerDids: string[];
+  /**
+   * FEDERATION_TRUST_ANCHORS (trust/federation/issuer-trust.ts): the anchor through which an
+   * https issuer signing with this key is trusted, or null. Absent: no federation counts.
+   */
+  federationTrust?: ((issuerId: string, key: JsonWebKey) => Promise<string | null>) | undefined;
   /** `require_cryptographic_holder_binding` of the DCQL credential query (default true). */
   holderBinding: boolean;
   /**
@@ -205,7 +210,15 @@ export interface VerifiedPresentation {
   ok: boolean;
   checks: NamedCheck[];
   /** The issuer as far as it could be read; `trusted` only when its key chains to a trusted anchor or DID. */
-  issuer: { id: string; trusted: boolean; certificate: IssuerCertificate | null } | null;
+  issuer: {
+    id: string;
+    trusted: boolean;
+    certificate: IssuerCertificate | null;
+    /** What made it trusted: a certificate anchor, a DID the request names, or a federation. */
+    trustedBy?: 'certificate' | 'did' | 'openid_federation';
+    /** The federation's trust anchor, when trusted through one. */
+    trustAnchor?: string;
+  } | null;
   /** The presented credential with only what was disclosed (claims decoded); null when unreadable. */
   summary: CredentialSummary | null;
   /** What DCQL matching sees of the disclosed claims; null when unreadable. */

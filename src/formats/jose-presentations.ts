@@ -25,6 +25,8 @@ export interface PresentedIssuer {
   id: string;
   trusted: boolean;
   certificate: IssuerCertificate | null;
+  trustedBy?: 'certificate' | 'did' | 'openid_federation';
+  trustAnchor?: string;
 }
 
 /**
@@ -39,9 +41,32 @@ export function issuerOf(
 ): PresentedIssuer {
   const { certificate, did } = issuerKey;
   if (certificate) {
-    return { id: payload.iss ?? certificate.subject, trusted: certificate.trusted, certificate };
+    const id = payload.iss ?? certificate.subject;
+    return certificate.trusted
+      ? { id, trusted: true, certificate, trustedBy: 'certificate' }
+      : { id, trusted: false, certificate };
   }
-  return { id: did!, trusted: trustedDid(did!, expected), certificate: null };
+  return trustedDid(did!, expected)
+    ? { id: did!, trusted: true, certificate: null, trustedBy: 'did' }
+    : { id: did!, trusted: false, certificate: null };
+}
+
+/**
+ * The `issuer_trusted` check: trusted by its certificate or DID, else — for an https issuer
+ * signing with an x5c key — through a federation of FEDERATION_TRUST_ANCHORS that lists that key.
+ */
+export async function issuerTrusted(
+  issuer: PresentedIssuer,
+  issuerKey: IssuerKey,
+  expected: PresentationExpectation,
+): Promise<boolean> {
+  if (issuer.trusted) return true;
+  if (!expected.federationTrust || !issuerKey.leaf || !issuer.id.startsWith('https://')) return false;
+  const jwk = issuerKey.leaf.publicKey.export({ format: 'jwk' });
+  const anchor = await expected.federationTrust(issuer.id, jwk);
+  if (!anchor) return false;
+  Object.assign(issuer, { trusted: true, trustedBy: 'openid_federation', trustAnchor: anchor });
+  return true;
 }
 
 /** The issuer as far as it was read; `trusted` only when its signature verified too. */
@@ -58,6 +83,12 @@ export const untrusted = (issuer: PresentedIssuer) =>
   issuer.certificate
     ? `The issuer's certificate (${issuer.certificate.subject}) chains to none of the trusted issuer anchors.`
     : `The issuer ${issuer.id} is not one of the trusted issuers.`;
+
+/** The sentence for an issuer trusted neither by certificate nor by a federation that was asked. */
+export const untrustedAnywhere = (issuer: PresentedIssuer, expected: PresentationExpectation) =>
+  expected.federationTrust && issuer.id.startsWith('https://')
+    ? `${untrusted(issuer)} Nor is it trusted through a federation: no trust chain to a federation anchor lists its signing key (or the federation could not be reached).`
+    : untrusted(issuer);
 
 /** Whether `jws` verifies with the holder's public key; jose refuses an `alg` the key cannot make. */
 export async function signedBy(jws: string, jwk: JsonWebKey, alg: string): Promise<boolean> {

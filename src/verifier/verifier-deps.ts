@@ -1,4 +1,4 @@
-import type { X509Certificate } from 'node:crypto';
+import type { JsonWebKey, X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
@@ -21,6 +21,8 @@ export interface VerifierDeps {
   keys: KeyRing;
   /** ISSUER_TRUST_ANCHORS; a request's trusted_issuers add to them. */
   issuerTrustAnchors: X509Certificate[];
+  /** FEDERATION_TRUST_ANCHORS (trust/federation/issuer-trust.ts): issuers trusted through a federation. */
+  federationTrust?: (issuerId: string, key: JsonWebKey) => Promise<string | null>;
   config: { publicUrl: string; resultRetention: number; allowPrivateTargets: boolean };
   now: () => Date;
   log: { warn(object: object, message: string): void };

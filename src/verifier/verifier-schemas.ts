@@ -168,6 +168,15 @@ export const VerifiedCredential = Type.Object({
     Type.Object({
       id: Type.String(),
       trusted: Type.Boolean(),
+      trusted_by: Type.Optional(
+        Type.String({
+          description:
+            'What made the issuer trusted: certificate (an issuer anchor), did (a trusted_issuers DID) or openid_federation.',
+        }),
+      ),
+      trust_anchor: Type.Optional(
+        Type.String({ description: 'The federation trust anchor (trusted_by openid_federation).' }),
+      ),
       certificate: Type.Optional(Type.Object({}, { additionalProperties: true })),
     }),
     Type.Null(),

@@ -213,6 +213,7 @@ async function settle(
       request: row.stored,
       base: { audience: await audienceOf(deps, row, origin), origin, now: deps.now() },
       issuerTrustAnchors: deps.issuerTrustAnchors,
+      ...(deps.federationTrust ? { federationTrust: deps.federationTrust } : {}),
       formats: deps.formats,
       status: deps.status,
     });

@@ -15,7 +15,15 @@ const MAX_AGE_SECONDS = 300;
 
 export interface VerifiedCredentialResult {
   format: string;
-  issuer: { id: string; trusted: boolean; certificate?: Record<string, unknown> } | null;
+  issuer: {
+    id: string;
+    trusted: boolean;
+    /** certificate, did or openid_federation: what made the issuer trusted (absent when it is not). */
+    trusted_by?: string;
+    /** The federation's trust anchor (trusted_by openid_federation). */
+    trust_anchor?: string;
+    certificate?: Record<string, unknown>;
+  } | null;
   claims?: Record<string, unknown>;
   status: 'valid' | 'revoked' | 'suspended' | 'unknown' | 'unchecked';
   checks: NamedCheck[];
@@ -38,9 +46,12 @@ export interface VpTokenContext {
     | 'transactionDataHashAlgorithms'
     | 'issuerTrustAnchors'
     | 'trustedIssuerDids'
+    | 'federationTrust'
     | 'maxAgeSeconds'
   >;
   issuerTrustAnchors: X509Certificate[];
+  /** FEDERATION_TRUST_ANCHORS: issuers trusted through a federation (not with only trusted_issuers). */
+  federationTrust?: PresentationExpectation['federationTrust'];
   formats: FormatRegistry;
   status: StatusChecker;
 }
@@ -53,14 +64,20 @@ interface DecodedItem {
 const decodeItem = (encoded: string) =>
   ({ encoded, ...JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8')) }) as DecodedItem;
 
-function trustOf(request: StoredRequest, anchors: X509Certificate[]) {
+function trustOf(
+  request: StoredRequest,
+  anchors: X509Certificate[],
+  federationTrust: PresentationExpectation['federationTrust'],
+) {
   const dids = request.trustedIssuers.filter((value) => value.startsWith('did:'));
   const certificates = request.trustedIssuers
     .filter((value) => !value.startsWith('did:'))
     .map((pem) => parseCertificate(pem));
+  // A request that names its only issuers trusts neither the deployment's anchors nor its federations.
   return {
     issuerTrustAnchors: [...(request.onlyTrustedIssuers ? [] : anchors), ...certificates],
     trustedIssuerDids: dids,
+    ...(federationTrust && !request.onlyTrustedIssuers ? { federationTrust } : {}),
   };
 }
 
@@ -133,6 +150,12 @@ async function verifyOne(
         ? {
             id: verified.issuer.id,
             trusted: verified.issuer.trusted,
+            ...(verified.issuer.trusted && verified.issuer.trustedBy
+              ? { trusted_by: verified.issuer.trustedBy }
+              : {}),
+            ...(verified.issuer.trusted && verified.issuer.trustAnchor
+              ? { trust_anchor: verified.issuer.trustAnchor }
+              : {}),
             ...(certificate ? { certificate: { ...certificate } } : {}),
           }
         : null,
@@ -206,7 +229,7 @@ export async function verifyVpToken(vpToken: unknown, context: VpTokenContext): 
   }
   const items = context.request.transactionData.map(decodeItem);
   // The request's own trusted issuers, read once for every presentation of the answer.
-  const trust = trustOf(context.request, context.issuerTrustAnchors);
+  const trust = trustOf(context.request, context.issuerTrustAnchors, context.federationTrust);
   // Keyed by query id, which DCQL lets be any [A-Za-z0-9_-]+ (`constructor`, `__proto__`,
   // `toString`): without a prototype, such an id finds nothing inherited and is set as its own key.
   const credentials: Record<string, VerifiedCredentialResult[]> = Object.create(null);

@@ -83,7 +83,7 @@ describe('jwt_vc_json: verifying a presentation', () => {
       ALL.map((name) => ({ name, ok: true })),
     );
     assert.equal(result.ok, true);
-    assert.deepEqual(result.issuer, { id: issuer.did, trusted: true, certificate: null });
+    assert.deepEqual(result.issuer, { id: issuer.did, trusted: true, certificate: null, trustedBy: 'did' });
     const vc = result.summary!.claims as { credentialSubject: Record<string, unknown> };
     assert.equal(vc.credentialSubject['given_name'], 'Ada');
     assert.deepEqual(result.summary!.type, ['VerifiableCredential', 'UniversityDegreeCredential']);

@@ -342,7 +342,7 @@ describe('dc+sd-jwt: verifying a presentation', () => {
 
     const trusted = await verifySdJwtPresentation(value, expectation(identity, { trustedIssuerDids: [did] }));
     assert.equal(trusted.ok, true, JSON.stringify(trusted.checks));
-    assert.deepEqual(trusted.issuer, { id: did, trusted: true, certificate: null });
+    assert.deepEqual(trusted.issuer, { id: did, trusted: true, certificate: null, trustedBy: 'did' });
     assert.deepEqual(
       { ...trusted.statusReference, issuerKey: undefined },
       { list: 'token', uri: 'https://issuer.example.com/status/1', index: 7, issuerKey: undefined },

@@ -58,7 +58,7 @@ for (const kind of DATABASE_KINDS) {
         assert.equal(result.status, 'verified', JSON.stringify(result));
         const [entry] = result.credentials.degree;
         assert.equal(entry.format, 'jwt_vc_json');
-        assert.deepEqual(entry.issuer, { id: issuer.did, trusted: true });
+        assert.deepEqual(entry.issuer, { id: issuer.did, trusted: true, trusted_by: 'did' });
         assert.equal(entry.claims.credentialSubject.given_name, 'Ada');
         assert.equal(entry.claims.credentialSubject.id, holder.did);
         assert.ok(entry.checks.every((check: { ok: boolean }) => check.ok));

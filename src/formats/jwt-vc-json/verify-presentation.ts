@@ -5,6 +5,7 @@ import {
   checkTimes,
   type DecodedJws,
   decodeJws,
+  type IssuerKey,
   issuerKeyOf,
   verifyIssuerSignature,
   x5cOf,
@@ -13,10 +14,11 @@ import {
   checkFreshness,
   contextOf,
   issuerOf,
+  issuerTrusted,
   type PresentedIssuer,
   reportedIssuer,
   signedBy,
-  untrusted,
+  untrustedAnywhere,
 } from '../jose-presentations.ts';
 import { fail, runCheck, runChecks, type Step } from '../presentation-checks.ts';
 import {
@@ -126,17 +128,23 @@ export async function verifyJwtVcPresentation(
   const { vpJwt, vp, credential } = presentation;
   const { jwt, decoded, sub } = credential;
   const context = contextOf(expected);
-  const read: { issuer?: PresentedIssuer } = {};
+  const read: { issuer?: PresentedIssuer; issuerKey?: IssuerKey } = {};
   const steps: Step[] = [
     [
       'issuer_signature',
       async () => {
         const issuerKey = issuerKeyOf(decoded, context);
+        read.issuerKey = issuerKey;
         read.issuer = issuerOf(decoded.payload, issuerKey, expected);
         await verifyIssuerSignature(jwt, decoded, issuerKey);
       },
     ],
-    ['issuer_trusted', () => read.issuer!.trusted || fail(untrusted(read.issuer!))],
+    [
+      'issuer_trusted',
+      async () =>
+        (await issuerTrusted(read.issuer!, read.issuerKey!, expected)) ||
+        fail(untrustedAnywhere(read.issuer!, expected)),
+    ],
     ['validity', () => checkTimes(decoded.payload, expected.now)],
   ];
   // A bare VC-JWT is a presentation without holder binding, acceptable only when not asked for.

@@ -14,10 +14,11 @@ import {
   checkFreshness,
   contextOf,
   issuerOf,
+  issuerTrusted,
   type PresentedIssuer,
   reportedIssuer,
   signedBy,
-  untrusted,
+  untrustedAnywhere,
 } from '../jose-presentations.ts';
 import { fail, runCheck, runChecks, type Step } from '../presentation-checks.ts';
 import {
@@ -172,7 +173,12 @@ export async function verifySdJwtPresentation(
       'issuer_named',
       () => checkIssuerNamedByCertificate(decodedJws.payload as Record<string, unknown>, read.issuerKey!),
     ],
-    ['issuer_trusted', () => read.issuer!.trusted || fail(untrusted(read.issuer!))],
+    [
+      'issuer_trusted',
+      async () =>
+        (await issuerTrusted(read.issuer!, read.issuerKey!, expected)) ||
+        fail(untrustedAnywhere(read.issuer!, expected)),
+    ],
     ['digests', () => checkDigestsReferenced(payload, disclosures, hasher)],
     ['validity', () => checkTimes(decodedJws.payload, expected.now)],
   ];

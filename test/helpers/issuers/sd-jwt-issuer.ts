@@ -53,6 +53,8 @@ export interface SdJwtOptions {
   /** Seconds since the epoch; one hour from now by default. */
   exp?: number;
   vct?: string;
+  /** The issuer's identifier; https://ISSUER_HOST by default. */
+  iss?: string;
 }
 
 export async function issueSdJwtVc(identity: IssuerIdentity, options: SdJwtOptions): Promise<string> {
@@ -72,7 +74,7 @@ export async function issueSdJwtVc(identity: IssuerIdentity, options: SdJwtOptio
   });
   const now = Math.floor(Date.now() / 1000);
   const payload = {
-    iss: `https://${ISSUER_HOST}`,
+    iss: options.iss ?? `https://${ISSUER_HOST}`,
     vct: options.vct ?? PID_VCT,
     iat: now,
     exp: options.exp ?? now + 3600,
