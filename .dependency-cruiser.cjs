@@ -2,7 +2,7 @@
 // `npm run lint`. Shared cores sit below the protocols and pages; nothing points back up.
 const CORES =
   '(errors\\.ts|lru\\.ts|log-format\\.ts|periodic\\.ts|http|db|config|keys|storage|bbs|mail|formats|status|clients|users|subclients|options|interaction|trust)';
-const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|issuer|accounts|wallet)';
+const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|issuer|federation|accounts|wallet)';
 const TOP = '(app\\.ts|server\\.ts|main\\.ts|cli/|backup/|master-key/)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */

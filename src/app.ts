@@ -18,6 +18,7 @@ import { credentialRoutes } from './credentials/credential-routes.ts';
 import type { RecordHistory } from './credentials/history-events.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { CofferError } from './errors.ts';
+import { federationRoutes } from './federation/federation-routes.ts';
 import { createPooledOperations } from './formats/ldp-vc/bbs-2023/crypto-pool.ts';
 import { inProcessOperations } from './formats/ldp-vc/bbs-2023/operations.ts';
 import { findRegisteredContext } from './formats/ldp-vc/contexts/context-repository.ts';
@@ -490,6 +491,12 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(issuerRoutes, issuer);
+  await app.register(federationRoutes, {
+    db: database.db,
+    cipher,
+    publicUrl: config.publicUrl,
+    now: () => new Date(),
+  });
   tokens.grantExtensions.push(preAuthorizedGrant(issuer), issuerAuthorizationCodeGrant(issuer));
   authorizationExtensions.push(issuerAuthorization(issuer, interactions));
   interactions.kinds.register(issuerLoginKind(issuer, interactions));

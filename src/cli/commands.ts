@@ -57,6 +57,12 @@ export const USAGE = `Usage: coffer <command> [options]
   keys rotate [--json]
   context add --url URL --file PATH [--json]
   migrate [--json]
+  federation enable [--authority-hint URL]... [--name NAME] [--json]
+                (Coffer as an OpenID Federation intermediate at PUBLIC_URL, its tenant issuers
+                 entities below it; prints the keys to register with the superior)
+  federation keys rotate [--json]
+                (a new federation key, published now and signing a day later; the earlier
+                 ones stay published for seven days after that)
   verifier enable --client ID [--key FILE --chain FILE] [--json]
                 (the key and certificate chain that sign the client's presentation requests;
                  without files, a development key and self-signed certificate)

@@ -5,6 +5,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
+import { runFederationCommand } from './federation-command.ts';
 import { runIssuerCommand } from './issuer-command.ts';
 import { runMasterKeyCommand } from './master-key-command.ts';
 import { runStorageCommand, STORAGE_COMMANDS } from './storage-commands.ts';
@@ -56,12 +57,14 @@ try {
         ? await runVerifierCommand(deps, argv)
         : argv[0] === 'issuer'
           ? await runIssuerCommand(deps, argv)
-          : argv[0] === 'master-key'
-            ? await runMasterKeyCommand(
-                { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
-                argv,
-              )
-            : await runCommand(deps, argv);
+          : argv[0] === 'federation'
+            ? await runFederationCommand(deps, argv)
+            : argv[0] === 'master-key'
+              ? await runMasterKeyCommand(
+                  { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
+                  argv,
+                )
+              : await runCommand(deps, argv);
     process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     // A rotation that could not rewrite everything says so in its report and in its exit status.
     if (argv[0] === 'master-key' && (result.json as { failed: number }).failed > 0) process.exitCode = 1;

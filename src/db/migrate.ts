@@ -19,6 +19,7 @@ import * as unreferencedBlocks from './migrations/0015-unreferenced-blocks.ts';
 import * as edges from './migrations/0016-edges.ts';
 import * as w3cClaimPaths from './migrations/0017-w3c-claim-paths.ts';
 import * as statusListKeys from './migrations/0018-status-list-keys.ts';
+import * as federation from './migrations/0019-federation.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -41,6 +42,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0016-edges': { up: edges.up() },
     '0017-w3c-claim-paths': { up: w3cClaimPaths.up() },
     '0018-status-list-keys': { up: statusListKeys.up() },
+    '0019-federation': { up: federation.up() },
   };
 }
 

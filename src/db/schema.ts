@@ -351,6 +351,31 @@ export interface IssuersTable {
   created_at: string;
 }
 
+/** Coffer's federation keys (federation/): the newest unretired one signs; retired ones stay published a while. */
+export interface FederationKeysTable {
+  kid: string;
+  key_sealed: string;
+  created_at: string;
+  retired_at: string | null;
+}
+
+/** `coffer federation enable`: one row (id 1). */
+export interface FederationSettingsTable {
+  id: number;
+  /** JSON array of the superiors' Entity Identifiers. */
+  authority_hints: string;
+  organization_name: string;
+  updated_at: string;
+}
+
+/** The federation key of a tenant entity: it signs the tenant's Entity Configuration. */
+export interface FederationEntityKeysTable {
+  client_id: number;
+  kid: string;
+  key_sealed: string;
+  created_at: string;
+}
+
 /** An issuer's earlier ES256 key, kept only to sign its own status lists (status-lists.ts). */
 export interface IssuerRetiredKeysTable {
   id: string;
@@ -491,6 +516,9 @@ export interface UnreferencedBlocksTable {
 export interface Database {
   issuers: IssuersTable;
   issuer_retired_keys: IssuerRetiredKeysTable;
+  federation_keys: FederationKeysTable;
+  federation_settings: FederationSettingsTable;
+  federation_entity_keys: FederationEntityKeysTable;
   issuer_configurations: IssuerConfigurationsTable;
   issuer_offers: IssuerOffersTable;
   issuer_offer_events: IssuerOfferEventsTable;

@@ -3,6 +3,7 @@ import {
   issuerDisplayContext,
   notificationContext,
 } from '../credentials/held-credential-contexts.ts';
+import { entityKeyContext, federationKeyContext } from '../federation/federation-keys.ts';
 import { deferredContext } from '../issuer/credential-endpoint.ts';
 import { bbsContext, es256Context } from '../issuer/issuer-keys.ts';
 import { offerClaimsContext } from '../issuer/offers.ts';
@@ -164,6 +165,20 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     key: 'client_id',
     extra: [],
     aad: (r) => es256Context(Number(r['k'])),
+  },
+  {
+    table: 'federation_keys',
+    column: 'key_sealed',
+    key: 'kid',
+    extra: [],
+    aad: (r) => federationKeyContext(s(r['k'])),
+  },
+  {
+    table: 'federation_entity_keys',
+    column: 'key_sealed',
+    key: 'client_id',
+    extra: [],
+    aad: (r) => entityKeyContext(Number(r['k'])),
   },
   {
     // An earlier key of the issuer, kept for its status lists: sealed as it was in issuers.

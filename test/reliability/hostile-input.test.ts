@@ -14,6 +14,7 @@ import {
 } from 'jose';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createClient } from '../../src/clients/client-admin.ts';
+import { enableFederation } from '../../src/federation/federation-service.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { createKeyRing } from '../../src/keys/signing-keys.ts';
 import { type LoggedInUser, logInUser, registerPersonContext } from '../credentials/helpers.ts';
@@ -2232,6 +2233,57 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
             headers: { accept: type, ...(etag === null ? {} : { 'if-none-match': etag }) },
           }),
       ),
+      runs(300),
+    );
+  });
+
+  test('the federation endpoints: entity configurations, the fetch endpoint and the list', async () => {
+    const targets = await issuerSetup();
+    const publicUrl = server.env['PUBLIC_URL']!;
+    await enableFederation(
+      {
+        db: server.database.db,
+        cipher: createFieldCipher(server.masterKey),
+        publicUrl,
+        now: () => new Date(),
+      },
+      { authorityHints: [], organizationName: 'Fuzz federation' },
+    );
+    const clientIds = fc.oneof(
+      nasty.map((id) => encodeURIComponent(id.toWellFormed())),
+      fc.constantFrom(
+        String(targets.clientId),
+        '0',
+        '01',
+        '9999999999',
+        '99999999999',
+        '-1',
+        String(subClientId),
+      ),
+    );
+    const subs = fc.oneof(
+      nasty.map((id) => encodeURIComponent(id.toWellFormed())),
+      fc.constantFrom(
+        encodeURIComponent(`${publicUrl}/issuers/${targets.clientId}`),
+        encodeURIComponent(`${publicUrl}/issuers/${subClientId}`),
+        encodeURIComponent(`${publicUrl}/issuers/99999999999`),
+        encodeURIComponent(`${publicUrl}/issuers/1/../2`),
+        encodeURIComponent(publicUrl),
+        encodeURIComponent('https://elsewhere.example/issuers/1'),
+        '',
+        `${encodeURIComponent(publicUrl)}&sub=x`,
+      ),
+    );
+    await check(
+      fc.asyncProperty(clientIds, subs, fc.nat(3), async (clientId, sub, which) => {
+        const probes: Probe[] = [
+          { method: 'GET', path: `/issuers/${clientId}/.well-known/openid-federation` },
+          { method: 'GET', path: `/federation/fetch?sub=${sub}` },
+          { method: 'GET', path: '/federation/list' },
+          { method: 'GET', path: '/.well-known/openid-federation' },
+        ];
+        await send(probes[which]!);
+      }),
       runs(300),
     );
   });

@@ -23,6 +23,8 @@ export interface TestEntity {
   metadata: Record<string, Record<string, unknown>>;
   /** Claims of the statement a superior makes about it, by superior id (metadata_policy, …). */
   about: Map<string, Record<string, unknown>>;
+  /** An entity served elsewhere (registered by its keys): statements about it list these. */
+  jwks?: JWK[];
   /** Changes to its own Entity Configuration (claims) and how it is signed. */
   configurationClaims?: Record<string, unknown>;
   signConfigurationWith?: { keys: Key; kid: string };
@@ -37,6 +39,8 @@ export interface TestFederation {
     name: string,
     options?: { superiors?: TestEntity[]; metadata?: TestEntity['metadata'] },
   ): Promise<TestEntity>;
+  /** Registers an entity served elsewhere (its Entity Configuration is its own) under `superiors`. */
+  external(id: string, jwks: JWK[], superiors: TestEntity[]): TestEntity;
   /** The configured anchor form of an entity: {entityId, jwks}. */
   anchorOf(entity: TestEntity): { entityId: string; jwks: { keys: JWK[] } };
   /** Signs a statement about `subject` by `issuer` as the fetch endpoint would, with `extra` claims. */
@@ -93,6 +97,17 @@ export async function startTestFederation(): Promise<TestFederation> {
       entities.set(id, entity);
       return entity;
     },
+    external(id, jwks, superiors) {
+      const entity = {
+        id,
+        jwks,
+        superiors: superiors.map((s) => s.id),
+        metadata: {},
+        about: new Map(),
+      } as unknown as TestEntity;
+      entities.set(id, entity);
+      return entity;
+    },
     anchorOf: (entity) => ({ entityId: entity.id, jwks: { keys: [entity.publicJwk] } }),
     statement(issuer, subject, extra = {}) {
       return sign(
@@ -101,7 +116,7 @@ export async function startTestFederation(): Promise<TestFederation> {
           sub: subject.id,
           iat: now() - 10,
           exp: now() + 3600,
-          jwks: { keys: [subject.publicJwk] },
+          jwks: { keys: subject.jwks ?? [subject.publicJwk] },
           source_endpoint: `${issuer.id}/fetch`,
           ...subject.about.get(issuer.id),
           ...extra,
