@@ -52,9 +52,30 @@ describe('/openapi.json describes the issuer', () => {
     );
     assert.deepEqual(listed, Object.fromEntries(Object.entries(ISSUER_PATHS).map(([p, m]) => [p, m.sort()])));
     const issuerish = Object.keys(document.paths).filter(
-      (p) => /issuer|status-lists|^\/offer\//.test(p) && !p.startsWith('/v1/vc/issuer'),
+      (p) =>
+        /issuer|status-lists|^\/offer\//.test(p) &&
+        !p.startsWith('/v1/vc/issuer') &&
+        !p.endsWith('/.well-known/openid-federation'),
     );
     assert.deepEqual(issuerish.sort(), Object.keys(ISSUER_PATHS).sort(), 'no issuer path is left out');
+  });
+
+  it("lists the federation endpoints (a tenant issuer's Entity Configuration among them) under their own tag", () => {
+    for (const path of [
+      '/.well-known/openid-federation',
+      '/issuers/{clientId}/.well-known/openid-federation',
+      '/federation/fetch',
+      '/federation/list',
+    ]) {
+      const item = document.paths[path];
+      assert.ok(item?.get, path);
+      assert.deepEqual(
+        Object.keys(item).filter((m) => METHODS.includes(m)),
+        ['get'],
+        path,
+      );
+      assert.deepEqual(item.get.tags, ['Federation'], path);
+    }
   });
 
   it('the tenant API carries its bodies, answers and API token', () => {
