@@ -50,9 +50,16 @@ export const issuerEntityId = (publicUrl: string, clientId: number) => `${public
 
 const notEnabled = () => notFound('The federation entity');
 
-async function cofferKeys(deps: FederationDeps) {
+/** Coffer is a federation entity once `coffer federation enable` saved its settings (after its first key). */
+async function requireEnabled(deps: FederationDeps) {
   const settings = await findFederationSettings(deps.db);
   if (!settings) throw notEnabled();
+  return settings;
+}
+
+/** The settings and the keys, unsealed: only where a statement is signed or the keys published. */
+async function cofferKeys(deps: FederationDeps) {
+  const settings = await requireEnabled(deps);
   const keys = federationKeysOf(await listFederationKeys(deps.db), deps.cipher, deps.now());
   if (!keys) throw notEnabled();
   return { settings, ...keys };
@@ -109,7 +116,7 @@ async function issuerEntity(deps: FederationDeps, clientId: number) {
 
 /** GET /issuers/{id}/.well-known/openid-federation: a tenant issuer's Entity Configuration. */
 export async function issuerEntityConfiguration(deps: FederationDeps, clientId: number): Promise<string> {
-  await cofferKeys(deps);
+  await requireEnabled(deps);
   const issuer = await issuerEntity(deps, clientId);
   const key = await entityKeyOf(deps, clientId);
   const entityId = issuerEntityId(deps.publicUrl, clientId);
@@ -134,7 +141,7 @@ export async function issuerEntityConfiguration(deps: FederationDeps, clientId: 
 
 /** GET /federation/fetch?sub=: Coffer's Subordinate Statement about one of its tenant entities (§8.1). */
 export async function subordinateStatement(deps: FederationDeps, sub: string | undefined): Promise<string> {
-  const { signer } = await cofferKeys(deps);
+  await requireEnabled(deps);
   if (!sub) throw new CofferError('invalid_request', 'sub is required');
   const path = sub.startsWith(deps.publicUrl) ? sub.slice(deps.publicUrl.length) : '';
   const match = ISSUER_PATH.exec(path);
@@ -142,6 +149,7 @@ export async function subordinateStatement(deps: FederationDeps, sub: string | u
   const clientId = Number(match[1]);
   await issuerEntity(deps, clientId);
   const key = await entityKeyOf(deps, clientId);
+  const { signer } = await cofferKeys(deps);
   return signStatement(
     subordinateStatementClaims({
       issuer: deps.publicUrl,
@@ -156,7 +164,7 @@ export async function subordinateStatement(deps: FederationDeps, sub: string | u
 
 /** GET /federation/list: the Entity Identifiers of Coffer's subordinates (§8.2). */
 export async function subordinateList(deps: FederationDeps): Promise<string[]> {
-  await cofferKeys(deps);
+  await requireEnabled(deps);
   return (await listIssuerEntities(deps.db)).map((row) => issuerEntityId(deps.publicUrl, row.client_id));
 }
 
@@ -192,7 +200,7 @@ async function addKey(deps: FederationDeps, now: Date) {
  * (ACTIVATION_DELAY_MS), when the keys before it retire; they stay published for the overlap.
  */
 export async function rotateFederationKeys(deps: FederationDeps) {
-  await cofferKeys(deps);
+  await requireEnabled(deps);
   const now = deps.now();
   const added = await addKey(deps, now);
   const activeFrom = new Date(now.getTime() + ACTIVATION_DELAY_MS).toISOString();

@@ -75,14 +75,15 @@ const tokenOf = (
   accessToken: { access_token: string; token_type: string; authorization_details?: unknown },
   dpopKey: IssuanceKey | null,
   nonce: string | undefined,
-): IssuanceToken => ({
-  accessToken: accessToken.access_token,
-  ...(credentialIdentifiersOf(accessToken.authorization_details)
-    ? { credentialIdentifiers: credentialIdentifiersOf(accessToken.authorization_details)! }
-    : {}),
-  // A server that answers a DPoP proof with a Bearer token did not bind it; the key is then unused.
-  dpop: dpopKey && accessToken.token_type.toLowerCase() === 'dpop' ? { key: dpopKey, nonce } : null,
-});
+): IssuanceToken => {
+  const credentialIdentifiers = credentialIdentifiersOf(accessToken.authorization_details);
+  return {
+    accessToken: accessToken.access_token,
+    ...(credentialIdentifiers ? { credentialIdentifiers } : {}),
+    // A server that answers a DPoP proof with a Bearer token did not bind it; the key is then unused.
+    dpop: dpopKey && accessToken.token_type.toLowerCase() === 'dpop' ? { key: dpopKey, nonce } : null,
+  };
+};
 
 export async function preAuthorizedToken(
   context: GrantContext,

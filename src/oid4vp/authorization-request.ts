@@ -293,31 +293,16 @@ async function authenticate(
     ? await fetchRequestObject(query, deps)
     : { jwt: query['request']! };
   const now = deps.now();
-  if (id.prefix === 'redirect_uri') {
-    // §5.9.3: its requests cannot be signed; an unsecured request object stands for plain parameters.
-    const payload = readUnsecuredRequestObject(jwt, now);
-    checkRequestObjectClaims(payload, {
-      clientId: id.clientId,
-      audiences: deps.walletAudiences,
-      now,
-      ...(walletNonce ? { walletNonce } : {}),
-    });
-    return {
-      id,
-      registered,
-      certificate: null,
-      attestation: null,
-      federation: null,
-      params: withoutJwtClaims(payload),
-      expiresAt: typeof payload.exp === 'number' ? payload.exp : null,
-    };
-  }
   let payload: JWTPayload;
   let certificate: VerifierCertificate | null = null;
   let attestation: VerifierAttestation | null = null;
   let federation: FederationVerifier | null = null;
   const trust = { now, trustAnchors: deps.trustAnchors };
   switch (id.prefix) {
+    case 'redirect_uri':
+      // §5.9.3: its requests cannot be signed; an unsecured request object stands for plain parameters.
+      payload = readUnsecuredRequestObject(jwt, now);
+      break;
     case 'x509_hash':
       ({ payload, certificate } = await verifyX509HashRequestObject(jwt, id.hash, trust));
       break;

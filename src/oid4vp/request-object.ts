@@ -5,6 +5,7 @@ import {
   type JWTPayload,
   errors as joseErrors,
   jwtVerify,
+  UnsecuredJWT,
 } from 'jose';
 import { invalidRequest, invalidRequestObject } from './oid4vp-errors.ts';
 
@@ -130,27 +131,23 @@ export function checkRequestObjectClaims(
  * has no key to check it with. An `exp` is honoured when present.
  */
 export function readUnsecuredRequestObject(jwt: string, now: Date): JWTPayload {
-  const parts = jwt.split('.');
-  let header: unknown;
-  let payload: unknown;
+  let alg: unknown;
   try {
-    header = JSON.parse(Buffer.from(parts[0] ?? '', 'base64url').toString('utf8'));
-    payload = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8'));
+    alg = decodeProtectedHeader(jwt).alg;
   } catch {
     throw invalidRequestObject('the request object cannot be read');
   }
-  const alg = (header as { alg?: unknown } | null)?.alg;
-  if (parts.length !== 3 || parts[2] !== '' || alg !== 'none') {
+  if (alg !== 'none') {
     throw invalidRequest(
       'a redirect_uri verifier cannot send signed requests (§5.9.3); send the parameters unsigned',
     );
   }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-    throw invalidRequestObject('the request object is not a JSON object');
+  try {
+    return UnsecuredJWT.decode(jwt, { currentDate: now, clockTolerance: CLOCK_SKEW_SECONDS }).payload;
+  } catch (error) {
+    if (error instanceof joseErrors.JWTExpired) throw invalidRequestObject('the request object has expired');
+    if (error instanceof joseErrors.JWTClaimValidationFailed)
+      throw invalidRequestObject(`the request object's ${error.claim} claim is not valid`);
+    throw invalidRequestObject('the request object cannot be read');
   }
-  const claims = payload as JWTPayload;
-  if (typeof claims.exp === 'number' && claims.exp < now.getTime() / 1000 - CLOCK_SKEW_SECONDS) {
-    throw invalidRequestObject('the request object has expired');
-  }
-  return claims;
 }

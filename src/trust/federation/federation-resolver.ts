@@ -61,6 +61,26 @@ export function createFederationResolver(deps: {
     return chain;
   };
 
+  const inFlight = new Map<string, Promise<ValidatedChain>>();
+
+  async function resolveAnew(entityId: string, wanted: string[], now: Date): Promise<ValidatedChain> {
+    const collected = await collectTrustChains(entityId, wanted, deps.fetchStatement, now);
+    const { chains, configurations } = collected;
+    let failure: TrustError | undefined = chains.length === 0 ? collected.failure : undefined;
+    for (const statements of chains) {
+      try {
+        return await validateTrustChain(statements, deps.anchors, now, configurations);
+      } catch (error) {
+        if (!(error instanceof TrustError)) throw error;
+        failure ??= error;
+      }
+    }
+    throw (
+      failure ??
+      new TrustError('invalid_trust_anchor', `${entityId} has no trust chain to ${wanted.join(', ')}`)
+    );
+  }
+
   return {
     anchors: deps.anchors,
     async resolve(entityId, anchorIds) {
@@ -78,21 +98,14 @@ export function createFederationResolver(deps: {
       const now = deps.now();
       const cached = cache.get(key);
       if (cached && cached.until > now.getTime()) return cached.chain;
-      const collected = await collectTrustChains(entityId, wanted, deps.fetchStatement, now);
-      const { chains, configurations } = collected;
-      let failure: TrustError | undefined = chains.length === 0 ? collected.failure : undefined;
-      for (const statements of chains) {
-        try {
-          return keep(key, await validateTrustChain(statements, deps.anchors, now, configurations));
-        } catch (error) {
-          if (!(error instanceof TrustError)) throw error;
-          failure ??= error;
-        }
+      // Requests for one entity at once (a wallet's credentials of one issuer) share one resolution.
+      let running = inFlight.get(key);
+      if (!running) {
+        running = resolveAnew(entityId, wanted, now).then((chain) => keep(key, chain));
+        inFlight.set(key, running);
+        void running.finally(() => inFlight.delete(key)).catch(() => {});
       }
-      throw (
-        failure ??
-        new TrustError('invalid_trust_anchor', `${entityId} has no trust chain to ${wanted.join(', ')}`)
-      );
+      return running;
     },
     async validate(statements) {
       return validateTrustChain(statements, deps.anchors, deps.now());

@@ -167,6 +167,17 @@ describe('federation trust chains', () => {
     await rejectsWith(resolver.resolve('http://127.0.0.1/not-https'), 'invalid_trust_chain');
   });
 
+  it('resolves one entity asked for several times at once with one set of fetches', async () => {
+    const resolver = resolverFor([anchor]);
+    const before = federation.served.length;
+    const chains = await Promise.all([1, 2, 3, 4].map(() => resolver.resolve(verifier.id)));
+    const fetched = federation.served.length - before;
+    assert.ok(chains.every((chain) => chain === chains[0]));
+    const alone = federation.served.length;
+    await resolverFor([anchor]).resolve(verifier.id);
+    assert.equal(fetched, federation.served.length - alone, 'four at once fetch what one does');
+  });
+
   it('keeps a resolved chain until it expires, without fetching again', async () => {
     const resolver = resolverFor([anchor]);
     await resolver.resolve(verifier.id);
