@@ -31,6 +31,7 @@ import { registerOpenApi } from './http/openapi.ts';
 import { registerOperations } from './http/operations.ts';
 import { createOutboundClient, type OutboundClient } from './http/outbound.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
+import { registerRequestTracing } from './http/request-tracing.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerValidation } from './http/validation.ts';
 import { createInteractionKinds } from './interaction/interaction-kinds.ts';
@@ -181,6 +182,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       ? { rewriteUrl: (request: IncomingMessage) => context.rewriteUrl!(request.url ?? '/') }
       : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  registerRequestTracing(app);
   context.beforeRoutes?.(app);
 
   app.decorate('inFlight', trackInFlight(app));

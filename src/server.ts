@@ -4,9 +4,12 @@ import { ConfigError, readConfig } from './config/config.ts';
 import { loadMasterKeyRing } from './config/master-key.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { startTracing } from './telemetry/tracing.ts';
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
+  // Before the database opens: its statement spans are set up when it is.
+  const tracing = await startTracing(process.env);
   const masterKey = await loadMasterKeyRing(config);
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db, database.dialect);
@@ -28,6 +31,7 @@ async function main(): Promise<void> {
       ? 'BBS runs on the native backend (blst)'
       : 'BBS runs on the WebAssembly backend (mcl-wasm)',
   );
+  if (tracing) app.log.info('traces are exported with OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)');
   if (config.environment === 'development')
     app.log.info('running in development mode (NODE_ENV=production for production)');
 
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     await app.close();
     await database.close();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.once('SIGINT', shutdown);

@@ -6,6 +6,7 @@ import type { Dialect } from './dialect.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import { registerRelaxedSession } from './relaxed-session.ts';
 import type { Database } from './schema.ts';
+import { statementTracing } from './statement-tracing.ts';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -42,7 +43,10 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
       });
       // An idle client's error (e.g. the server restarting) must not crash the process.
       pool.on('error', () => {});
-      return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+      return new Kysely<Database>({
+        dialect: new PostgresDialect({ pool }),
+        ...statementTracing('postgresql'),
+      });
     };
     const searchPath = options.schema ? [`-c search_path=${options.schema}`] : [];
     const poolSize = options.poolSize ?? 10;
@@ -67,7 +71,10 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   }
   mkdirSync(options.dataDir, { recursive: true });
   const database = openNodeSqlite(path.join(options.dataDir, 'coffer.sqlite'));
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database }),
+    ...statementTracing('sqlite'),
+  });
   return {
     db,
     dialect: 'sqlite',

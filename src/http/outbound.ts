@@ -1,6 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { inSpan, SpanKind, tracingEnabled } from '../telemetry/tracer.ts';
 
 /**
  * Requests Coffer makes on behalf of someone else (a verifier's request_uri or response_uri):
@@ -133,9 +135,29 @@ export function createOutboundClient(options: OutboundOptions) {
   const maxBytes = options.maxBytes ?? 64 * 1024;
   const lookup = checkedLookup(options.allowPrivateTargets);
 
-  return function request(input: OutboundRequest): Promise<OutboundResponse> {
+  function request(input: OutboundRequest): Promise<OutboundResponse> {
     const limit = input.maxBytes ?? maxBytes;
     const target = checkOutboundTarget(input.url, options.allowPrivateTargets);
+    if (!tracingEnabled()) return send(input, target, limit);
+    // The host only: a path or query may carry an identifier of a person or a token.
+    return inSpan(
+      input.method,
+      { 'http.request.method': input.method, 'server.address': target.hostname },
+      async () => {
+        const response = await send(input, target, limit, propagatedHeaders());
+        trace.getActiveSpan()?.setAttribute('http.response.status_code', response.status);
+        return response;
+      },
+      SpanKind.CLIENT,
+    );
+  }
+
+  function send(
+    input: OutboundRequest,
+    target: URL,
+    limit: number,
+    traceHeaders: Record<string, string> = {},
+  ): Promise<OutboundResponse> {
     return new Promise((resolve, reject) => {
       const fail = (error: Error) =>
         reject(error instanceof OutboundError ? error : new OutboundError(error.message));
@@ -146,6 +168,7 @@ export function createOutboundClient(options: OutboundOptions) {
           headers: {
             'user-agent': 'Coffer',
             ...(input.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(input.body)) }),
+            ...traceHeaders,
             ...input.headers,
           },
           lookup,
@@ -195,7 +218,15 @@ export function createOutboundClient(options: OutboundOptions) {
       if (input.body !== undefined) req.write(input.body);
       req.end();
     });
-  };
+  }
+  return request;
+}
+
+/** The active span's W3C trace context, for the peer's own traces. */
+function propagatedHeaders(): Record<string, string> {
+  const headers: Record<string, string> = {};
+  propagation.inject(context.active(), headers);
+  return headers;
 }
 
 export type OutboundClient = ReturnType<typeof createOutboundClient>;

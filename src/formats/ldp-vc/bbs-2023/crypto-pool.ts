@@ -1,4 +1,5 @@
 import { Piscina } from 'piscina';
+import { inSpan } from '../../../telemetry/tracer.ts';
 import { type ContextRegistry, UnknownContextError } from '../contexts/document-loader.ts';
 import { unknownContextReason } from '../contexts/jsonld-errors.ts';
 import type { BaseProofCheck } from './base-proof.ts';
@@ -66,7 +67,9 @@ export function createPooledOperations(options: {
   async function submit<T>(task: CryptoTask): Promise<T> {
     running++;
     try {
-      return (await pool.run(task)) as T;
+      return (await inSpan(`bbs-2023 ${task.op}`, { 'coffer.crypto.operation': task.op }, () =>
+        pool.run(task),
+      )) as T;
     } finally {
       running--;
       dispatchWaiting();

@@ -1,0 +1,52 @@
+import { setTracingEnabled } from './tracer.ts';
+
+/** What starts tracing: the standard OpenTelemetry variables, nothing of Coffer's own. */
+export interface TracingEnvironment {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string | undefined;
+  OTEL_TRACES_EXPORTER?: string | undefined;
+  OTEL_SDK_DISABLED?: string | undefined;
+  OTEL_SERVICE_NAME?: string | undefined;
+}
+
+export interface Tracing {
+  /** Sends the spans still buffered and stops. */
+  shutdown(): Promise<void>;
+}
+
+/** Whether the environment asks for traces: an OTLP endpoint set, the SDK and exporter not turned off. */
+export function tracingRequested(env: TracingEnvironment): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((value) => value.trim());
+  if (!exporters.includes('otlp')) return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * Starts OpenTelemetry tracing with the OTLP/HTTP exporter when the environment asks for it, and
+ * nothing otherwise: the SDK is loaded only then, so a service without OTEL_* set runs no exporter,
+ * no batch timer and no span processor. The exporter and batch processor read their own standard
+ * variables (OTEL_EXPORTER_OTLP_*, OTEL_BSP_*); W3C trace context is propagated.
+ */
+export async function startTracing(env: TracingEnvironment): Promise<Tracing | null> {
+  if (!tracingRequested(env)) return null;
+  const [{ NodeTracerProvider }, { BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+    ]);
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'coffer' }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  provider.register();
+  setTracingEnabled(true);
+  return {
+    shutdown: async () => {
+      setTracingEnabled(false);
+      await provider.shutdown();
+    },
+  };
+}

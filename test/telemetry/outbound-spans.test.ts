@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { after, test } from 'node:test';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { createOutboundClient } from '../../src/http/outbound.ts';
+import { inSpan, setTracingEnabled } from '../../src/telemetry/tracer.ts';
+import { makeCertificate, privateKeyPem } from '../oid4vp/certificates.ts';
+
+/**
+ * Outbound requests (a verifier's request_uri, a federation's statements) are client spans that
+ * name the host only, and carry the W3C trace context to the peer.
+ */
+const exporter = new InMemorySpanExporter();
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+provider.register();
+setTracingEnabled(true);
+after(() => provider.shutdown());
+
+test('an outbound request is a client span under the active one, naming its host only', async () => {
+  const ca = await makeCertificate({ subject: 'CN=Outbound Test CA', ca: true });
+  const leaf = await makeCertificate({ subject: 'CN=127.0.0.1', issuer: ca, ipAddresses: ['127.0.0.1'] });
+  const received: Array<string | undefined> = [];
+  const server = createServer(
+    { key: await privateKeyPem(leaf.keys.privateKey), cert: leaf.pem },
+    (request, response) => {
+      received.push(request.headers.traceparent as string | undefined);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  const outbound = createOutboundClient({ allowPrivateTargets: true, ca: ca.pem });
+
+  const answer = await inSpan('a request being served', {}, () =>
+    outbound({ method: 'GET', url: `https://127.0.0.1:${port}/requests/person-42?token=s3cret` }),
+  );
+  assert.equal(answer.status, 200);
+
+  const spans = exporter.getFinishedSpans();
+  const client = spans.find((span) => span.name === 'GET')!;
+  const parent = spans.find((span) => span.name === 'a request being served')!;
+  assert.equal(client.parentSpanContext?.spanId, parent.spanContext().spanId);
+  assert.equal(client.attributes['server.address'], '127.0.0.1');
+  assert.equal(client.attributes['http.response.status_code'], 200);
+  assert.ok(!JSON.stringify(client.attributes).includes('person-42'), 'the path stays out of the span');
+  assert.ok(!JSON.stringify(client.attributes).includes('s3cret'), 'the query stays out of the span');
+  assert.match(
+    received[0] ?? '',
+    new RegExp(`^00-${client.spanContext().traceId}-${client.spanContext().spanId}-01$`),
+  );
+});
