@@ -79,6 +79,7 @@ import { createStatusChecker } from './status/status-checker.ts';
 import { createEncryptedStore, type EncryptedStore } from './storage/index.ts';
 import { createSecretMasker } from './subclients/secret-mask.ts';
 import { subClientRoutes } from './subclients/subclient-routes.ts';
+import { createServiceMetrics } from './telemetry/metrics.ts';
 import {
   createFederationResolver,
   outboundStatementFetcher,
@@ -227,6 +228,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       masterKey: ring,
       cacheBytes: config.blockCacheBytes,
     });
+  const metrics = createServiceMetrics();
   registerOperations(
     app,
     [
@@ -234,6 +236,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       { name: 'storage', check: store.check },
     ],
     { bbsBackend: curveChoice.name },
+    metrics.registry,
   );
 
   const cipher = createFieldCipher(ring);
@@ -253,6 +256,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const keys = createKeyRing(database.db, cipher, { retireAfterSeconds: config.accessTokenTtl });
   const limiter = createRateLimiter(database.db);
   const interactions: InteractionDeps = {
+    metrics,
     db: database.db,
     kinds: createInteractionKinds(),
     extraLoginMethods: [],
@@ -429,6 +433,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   });
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {
+    metrics,
     db: database.db,
     writes: createVerifierWriters(database.db, database.dialect),
     cipher,
@@ -457,6 +462,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const issuerRequestEncryption = deriveKey(context.masterKey, 'issuer-request-encryption/v1');
   // Coffer as a credential issuer for its tenants: the API, the wallet-facing endpoints, status lists.
   const issuer: IssuerDeps = {
+    metrics,
     db: database.db,
     writes: createIssuerWrites(database.db, database.dialect),
     cipher,

@@ -20,8 +20,8 @@ export function registerOperations(
   app: FastifyInstance,
   checks: ReadinessCheck[],
   facts?: ProcessFacts,
+  registry: Registry = new Registry(),
 ): void {
-  const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (facts) {
     new Gauge({

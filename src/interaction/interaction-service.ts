@@ -8,6 +8,7 @@ import type { RateLimiter } from '../http/rate-limit.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { hashSecret } from '../keys/secrets.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import type { ServiceMetrics } from '../telemetry/metrics.ts';
 import { logInWithEmail, logInWithWallet } from '../users/user-login.ts';
 import { findAccountsOfIdentity, type UserIdentity } from '../users/user-repository.ts';
 import type { UserDeps } from '../users/user-service.ts';
@@ -49,6 +50,8 @@ export interface InteractionDeps {
   logCodesAt?: { debug(object: object, message: string): void };
   fetch?: typeof fetch;
   now?: () => Date;
+  /** Per-tenant log-in counters for /metrics. */
+  metrics?: Pick<ServiceMetrics, 'login'>;
 }
 
 /** An interaction lasts as long as a person may reasonably take to log in. */
@@ -274,7 +277,9 @@ export async function completeLogIn(
 ): Promise<FinishedLogin> {
   const kind = kindOf(deps, row);
   if (!kind.logIn) throw gone();
-  return kind.logIn(row, proof);
+  const finished = await kind.logIn(row, proof);
+  deps.metrics?.login(row.client_id, proof.method, 'success');
+  return finished;
 }
 
 /**

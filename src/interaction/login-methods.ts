@@ -64,6 +64,9 @@ export async function logInWithSiwe(
       nonce: row.siwe_nonce,
       now: clock(deps),
     },
+  }).catch((error: unknown) => {
+    deps.metrics?.login(row.client_id, 'wallet', 'failure');
+    throw error;
   });
   return completeLogIn(deps, row, { method: 'wallet', address, chainId });
 }
@@ -143,6 +146,7 @@ export async function verifyEmailCode(
     { interactionId: id, key: deps.oneTimeCodeKey },
   );
   if (!check.ok) {
+    deps.metrics?.login(row.client_id, 'email', 'failure');
     if (check.reason === 'locked') throw locked();
     if (check.reason === 'expired')
       throw new CofferError('invalid_request', 'The code has expired; ask for a new one.');

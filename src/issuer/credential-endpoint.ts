@@ -88,6 +88,27 @@ export async function issueCredentials(
   );
   if (!configuration)
     throw requestError('unknown_credential_configuration', 'The configuration no longer exists.');
+  const count = (outcome: 'issued' | 'deferred' | 'refused', copies = 1) =>
+    deps.metrics?.issuance(keys.clientId, configuration.format, outcome, copies);
+  try {
+    const response = await issueUnder(deps, keys, offer, configurationId, configuration, request);
+    count(response.kind, response.kind === 'issued' ? response.body.credentials.length : 1);
+    return response;
+  } catch (error) {
+    count('refused');
+    throw error;
+  }
+}
+
+/** Issues (or defers) one configuration of an offer whose token and configuration were checked. */
+async function issueUnder(
+  deps: IssuerDeps,
+  keys: IssuerKeys,
+  offer: Selectable<IssuerOffersTable>,
+  configurationId: string,
+  configuration: CredentialConfiguration,
+  request: CredentialRequest,
+): Promise<CredentialResponse> {
   if ((await issuedConfigurationsOf(deps.db, offer.id)).has(configurationId)) throw alreadyIssued();
   // The metadata's batch_size is issuer-wide: up to that many proofs are taken, and the
   // configuration's own batch_size copies issued, on the first keys.

@@ -6,6 +6,7 @@ import type { OutboundClient } from '../http/outbound.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 import type { DpopDeps } from '../oidc/dpop.ts';
+import type { ServiceMetrics } from '../telemetry/metrics.ts';
 import type { IssuerKeys } from './issuer-keys.ts';
 import type { IssuerWrites } from './issuer-writes.ts';
 
@@ -31,4 +32,6 @@ export interface IssuerDeps {
   config: { publicUrl: string; allowPrivateTargets: boolean };
   now: () => Date;
   log: { warn(object: object, message: string): void };
+  /** Per-tenant issuance counters for /metrics. */
+  metrics?: Pick<ServiceMetrics, 'issuance'>;
 }

@@ -6,6 +6,7 @@ import type { OutboundClient } from '../http/outbound.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import type { KeyRing } from '../keys/signing-keys.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
+import type { ServiceMetrics } from '../telemetry/metrics.ts';
 import type { VerifierWriters } from './verifier-repository.ts';
 
 export interface VerifierDeps {
@@ -26,4 +27,6 @@ export interface VerifierDeps {
   config: { publicUrl: string; resultRetention: number; allowPrivateTargets: boolean };
   now: () => Date;
   log: { warn(object: object, message: string): void };
+  /** Per-tenant verification counters for /metrics. */
+  metrics?: Pick<ServiceMetrics, 'verification'>;
 }

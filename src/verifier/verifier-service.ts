@@ -256,6 +256,7 @@ async function settle(
     },
   });
   if (!advanced) throw refused('This request has been answered already; a verified response is final.');
+  countVerification(deps, row.client_id, status, result);
   if (status !== row.status) {
     await queueStatusEvent(deps, {
       requestId: row.id,
@@ -265,6 +266,25 @@ async function settle(
     });
   }
   return responseCode ? { redirect_uri: `${row.stored.redirectUri}#response_code=${responseCode}` } : {};
+}
+
+/** One count per presented credential (its first failing check), or one for a wallet's error. */
+function countVerification(
+  deps: VerifierDeps,
+  tenant: number,
+  status: VerifierRequestStatus,
+  result: StoredResult,
+): void {
+  if (!deps.metrics) return;
+  const presented = Object.values(result.credentials).flat();
+  if (presented.length === 0) {
+    deps.metrics.verification(tenant, 'none', status, result.error ? 'wallet_error' : 'none');
+    return;
+  }
+  for (const credential of presented) {
+    const failing = credential.checks.find((check) => !check.ok)?.name ?? 'none';
+    deps.metrics.verification(tenant, credential.format, status, failing);
+  }
 }
 
 /**
