@@ -184,11 +184,15 @@ export async function runIssuerBenchmark(options: {
   database: BenchDatabase;
   duration: number;
   connections: number[];
-}): Promise<{ table: string; peakRssMiB: number }> {
+  /** The server's environment beyond the bench's own (tracing on, for instance). */
+  extraEnv?: Record<string, string>;
+  /** The per-step CPU breakdown after each timed run (default on). */
+  steps?: boolean;
+}): Promise<{ table: string; peakRssMiB: number; rows: Row[] }> {
   const only = process.env['BENCH_ISSUER_FORMATS']?.split(',');
   const formats = FORMATS.filter((f) => only === undefined || only.includes(f));
   const keys = await proofKeys(64);
-  const server = await startBenchServer(options.database);
+  const server = await startBenchServer(options.database, options.extraEnv);
   const peer = process.env['BENCH_ISSUER_PEER'] === '0' ? undefined : await startPeer();
   let counter = 0;
 
@@ -290,7 +294,7 @@ export async function runIssuerBenchmark(options: {
           });
           console.error(`done: issuer ${target.name} ${format} ${options.database} c=${connections}`);
         }
-        steps.push(await stepBreakdown(target, format, STEP_ISSUANCES));
+        if (options.steps !== false) steps.push(await stepBreakdown(target, format, STEP_ISSUANCES));
       }
     }
     return {
@@ -312,6 +316,7 @@ export async function runIssuerBenchmark(options: {
         ),
       ].join('\n'),
       peakRssMiB: await server.peakRssMiB(),
+      rows,
     };
   } finally {
     await server.stop();

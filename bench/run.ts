@@ -61,6 +61,7 @@ const IN_PROCESS = [
   'refresh-dpop',
   'issuer',
   'data-ops',
+  'telemetry',
 ];
 const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
@@ -143,6 +144,13 @@ if (names.includes('issuer')) {
     });
     console.log(`${result.table}\nCoffer server peak RSS: ${result.peakRssMiB.toFixed(0)} MiB\n`);
   }
+}
+
+if (names.includes('telemetry')) {
+  const { runTelemetryBenchmark } = await import('./telemetry.ts');
+  console.log(
+    `${await runTelemetryBenchmark({ databases, duration, connections: Math.max(...connectionCounts) })}\n`,
+  );
 }
 
 if (names.includes('refresh-dpop')) {

@@ -223,10 +223,12 @@ export async function runVerifierBenchmark(options: {
   database: BenchDatabase;
   duration: number;
   connections: number[];
-}): Promise<{ table: string; peakRssMiB: number }> {
+  /** The server's environment beyond the bench's own (tracing on, for instance). */
+  extraEnv?: Record<string, string>;
+}): Promise<{ table: string; peakRssMiB: number; rows: Row[] }> {
   const contextFile = path.join(tmpdir(), `coffer-bench-context-${process.pid}.json`);
   await writeFile(contextFile, JSON.stringify(BENCH_CONTEXT));
-  const server = await startBenchServer(options.database, { RESULT_RETENTION: '0' });
+  const server = await startBenchServer(options.database, { RESULT_RETENTION: '0', ...options.extraEnv });
   try {
     const created = (await server.coffer('client', 'create', '--name', 'Bench shop', '--master')) as {
       client_id: number;
@@ -312,6 +314,7 @@ export async function runVerifierBenchmark(options: {
         ),
       ].join('\n'),
       peakRssMiB: await server.peakRssMiB(),
+      rows,
     };
   } finally {
     await server.stop();

@@ -1,5 +1,5 @@
 import type { KyselyConfig, LogEvent } from 'kysely';
-import { recordFinishedSpan, tracingEnabled } from '../telemetry/tracer.ts';
+import { recordFinishedSpan, tracingActive, tracingEnabled } from '../telemetry/tracer.ts';
 
 type SystemName = 'sqlite' | 'postgresql';
 
@@ -22,6 +22,8 @@ export function statementTracing(system: SystemName): Pick<KyselyConfig, 'log'> 
   if (!tracingEnabled()) return {};
   return {
     log(event: LogEvent) {
+      // A statement is a child of what ran it; none in an unsampled request or a background sweep.
+      if (!tracingActive()) return;
       const { operation, summary } = statementSummary(event.query.sql);
       recordFinishedSpan(
         summary,

@@ -14,6 +14,9 @@ let recording = false;
 /** Whether a tracer provider records spans (set by startTracing): costly hooks install only then. */
 export const tracingEnabled = () => recording;
 
+/** Whether the active span records: a child made now would be sampled. */
+export const tracingActive = () => trace.getSpan(context.active())?.isRecording() === true;
+
 export function setTracingEnabled(enabled: boolean): void {
   recording = enabled;
 }

@@ -1,0 +1,137 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { runIssuerBenchmark } from './issuer.ts';
+import { measure } from './load.ts';
+import { tokenExchangeForm } from './scenarios/oidc.ts';
+import { type BenchDatabase, startBenchServer } from './server.ts';
+import { runVerifierBenchmark } from './verifier.ts';
+
+/**
+ * What telemetry costs (issue 42): the token exchange, a pre-authorized issuance and a verifier
+ * round trip (dc+sd-jwt), each with tracing off and on, side by side in one run. "On" exports
+ * every span over OTLP/HTTP to a receiver in this process that reads and drops them, so the cost
+ * includes making, batching and sending spans. Throughput at `connections`, server CPU per act.
+ */
+interface Figures {
+  perSecond: number;
+  cpuMs: number;
+}
+
+type Variant = { name: string; env: (receiver: string) => Record<string, string> };
+
+const VARIANTS: Variant[] = [
+  { name: 'tracing off', env: () => ({}) },
+  { name: 'tracing on', env: (receiver) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver }) },
+  {
+    name: 'tracing on, 5 % sampled',
+    env: (receiver) => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.05',
+    }),
+  },
+];
+
+/** An OTLP/HTTP endpoint that takes spans and drops them; counts what it got. */
+async function startSpanSink() {
+  let bytes = 0;
+  const server = createServer((request, response) => {
+    request.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    bytes: () => bytes,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function tokenFigures(
+  database: BenchDatabase,
+  env: Record<string, string>,
+  connections: number,
+  duration: number,
+): Promise<Figures> {
+  const server = await startBenchServer(database, env);
+  try {
+    const request = await tokenExchangeForm.prepare(server);
+    const url = server.url + request.path;
+    await measure({ ...request, url, connections, duration: 2 });
+    const before = await server.cpuMicros();
+    const result = await measure({ ...request, url, connections, duration });
+    return {
+      perSecond: result.requestsPerSecond,
+      cpuMs: ((await server.cpuMicros()) - before) / 1000 / Math.max(result.total, 1),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+export async function runTelemetryBenchmark(options: {
+  databases: BenchDatabase[];
+  duration: number;
+  connections: number;
+}): Promise<string> {
+  process.env['BENCH_ISSUER_PEER'] = '0';
+  process.env['BENCH_ISSUER_FORMATS'] = 'dc+sd-jwt';
+  process.env['BENCH_VERIFIER_FORMATS'] = 'dc+sd-jwt';
+  const sink = await startSpanSink();
+  const rows: string[] = [];
+  try {
+    for (const database of options.databases) {
+      const figures: Record<string, Figures[]> = {};
+      for (const variant of VARIANTS) {
+        const env = variant.env(sink.url);
+        const { connections, duration } = options;
+        const issuer = await runIssuerBenchmark({
+          database,
+          duration,
+          connections: [connections],
+          extraEnv: env,
+          steps: false,
+        });
+        const verifier = await runVerifierBenchmark({
+          database,
+          duration,
+          connections: [connections],
+          extraEnv: env,
+        });
+        figures[variant.name] = [
+          await tokenFigures(database, env, connections, duration),
+          issuer.rows[0]!,
+          verifier.rows[0]!,
+        ];
+        console.error(`done: telemetry ${variant.name} ${database}`);
+      }
+      const workloads = [
+        'token exchange',
+        'pre-authorized issuance (dc+sd-jwt)',
+        'verification round trip (dc+sd-jwt)',
+      ];
+      workloads.forEach((workload, i) => {
+        const off = figures[VARIANTS[0]!.name]![i]!;
+        for (const variant of VARIANTS) {
+          const measured = figures[variant.name]![i]!;
+          const change = ((measured.perSecond - off.perSecond) / off.perSecond) * 100;
+          const versus = variant === VARIANTS[0] ? '—' : `${change >= 0 ? '+' : ''}${change.toFixed(1)} %`;
+          rows.push(
+            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${measured.perSecond.toFixed(1)} | ${versus} | ${measured.cpuMs.toFixed(3)} |`,
+          );
+        }
+      });
+    }
+  } finally {
+    await sink.close();
+  }
+  return [
+    '| workload | db | concurrent | telemetry | per second | throughput vs off | server CPU ms each |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    `spans exported to the sink: ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB of OTLP JSON`,
+  ].join('\n');
+}
