@@ -1,6 +1,12 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import {
+  createPrivateKey,
+  generateKeyPairSync,
+  type JsonWebKey,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import { DcqlQuery } from 'dcql';
-import { type CryptoKey, importJWK, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import { CofferError } from '../errors.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
 import { parseCertificate } from '../keys/certificate-chain.ts';
@@ -26,8 +32,8 @@ const invalid = (path: string, message: string, sentence: string) =>
 export interface VerifierSigner {
   name: string;
   privateJwk: JWK;
-  /** The private key, imported once for signing. */
-  key: CryptoKey;
+  /** The private key, imported once for signing (a KeyObject: node:crypto signs it in one call). */
+  key: KeyObject;
   identity: VerifierIdentity;
 }
 
@@ -53,7 +59,7 @@ export async function verifierOf(deps: VerifierDeps, clientId: number): Promise<
     opened = (async () => {
       const privateJwk = JSON.parse(deps.cipher.decrypt(row.key_sealed, verifierKeyContext(clientId))) as JWK;
       const identity = verifierIdentity(row.chain_pem, privateJwk as never, deps.config.publicUrl);
-      const key = (await importJWK(privateJwk, identity.algorithm)) as CryptoKey;
+      const key = createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' });
       return { name: row.name, privateJwk, key, identity };
     })();
     openedVerifiers.set(cacheKey, opened);
