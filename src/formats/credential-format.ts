@@ -166,6 +166,13 @@ export interface PresentationExpectation {
    * https issuer signing with this key is trusted, or null. Absent: no federation counts.
    */
   federationTrust?: ((issuerId: string, key: JsonWebKey) => Promise<string | null>) | undefined;
+  /**
+   * TRUSTED_LISTS (trust/trusted-lists/): the URL of the list whose granted issuer service the
+   * issuer's x5c chain (leaf, then the certificates after it) reaches, or null. Absent: no list counts.
+   */
+  trustedListTrust?:
+    | ((leaf: X509Certificate, intermediates: X509Certificate[], now: Date) => Promise<string | null>)
+    | undefined;
   /** `require_cryptographic_holder_binding` of the DCQL credential query (default true). */
   holderBinding: boolean;
   /**
@@ -215,8 +222,8 @@ export interface VerifiedPresentation {
     trusted: boolean;
     certificate: IssuerCertificate | null;
     /** What made it trusted: a certificate anchor, a DID the request names, or a federation. */
-    trustedBy?: 'certificate' | 'did' | 'openid_federation';
-    /** The federation's trust anchor, when trusted through one. */
+    trustedBy?: 'certificate' | 'did' | 'openid_federation' | 'etsi_tl';
+    /** The federation's trust anchor, or the trusted list's URL, when trusted through one. */
     trustAnchor?: string;
   } | null;
   /** The presented credential with only what was disclosed (claims decoded); null when unreadable. */
