@@ -250,6 +250,8 @@ export interface CredentialFormat {
   listEntry(stored: unknown, summary: CredentialSummary): unknown;
   /** What the dcql package matches (types after JSON-LD expansion for ldp_vc). */
   dcqlInput(stored: unknown, summary: CredentialSummary): Promise<DcqlInput>;
+  /** The issuer's X.509 chain (DER, leaf first) a stored credential carries, else null (DCQL `etsi_tl`). */
+  issuerChain?(stored: unknown): Uint8Array[] | null;
   /**
    * Whether a verifier with these `vp_formats_supported[format]` parameters can verify a
    * presentation of this credential (issuer and holder algorithms). `undefined` parameters mean
