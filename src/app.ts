@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { Counter } from 'prom-client';
 import type { ErasureDeps } from './accounts/account-erasure.ts';
 import { accountRoutes } from './accounts/account-routes.ts';
 import { curveChoice } from './bbs/curve.ts';
@@ -10,6 +11,7 @@ import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
 import { loadFederationAnchors } from './config/federation-anchors.ts';
 import { loadTrustAnchors } from './config/trust-anchors.ts';
+import { loadTrustedLists } from './config/trusted-lists.ts';
 import { loadVerifierAttestationIssuers } from './config/verifier-attestation-issuers.ts';
 import { loadWalletProvider } from './config/wallet-provider.ts';
 import type { DeletionDeps } from './credentials/credential-deletion.ts';
@@ -85,6 +87,11 @@ import {
   outboundStatementFetcher,
 } from './trust/federation/federation-resolver.ts';
 import { federationIssuerTrust } from './trust/federation/issuer-trust.ts';
+import {
+  createTrustedListResolver,
+  outboundListFetcher,
+  trustedListIssuerTrust,
+} from './trust/trusted-lists/trusted-list-resolver.ts';
 import { createUserInserter, findUserById } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 import { profileContext } from './users/user-service.ts';
@@ -323,6 +330,25 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
         now: () => new Date(),
       })
     : undefined;
+  const trustedListSources = await loadTrustedLists(config.trustedLists);
+  const listRejections = new Counter({
+    name: 'coffer_trusted_list_rejections_total',
+    help: 'Trusted lists fetched but not used (signature, expiry, schema), by reason',
+    labelNames: ['code'],
+    registers: [metrics.registry],
+  });
+  // One reader (and its cache of verified lists) for the verifier and the wallet.
+  const trustedLists = trustedListSources.length
+    ? createTrustedListResolver({
+        sources: trustedListSources,
+        fetchList: outboundListFetcher(outbound),
+        now: () => new Date(),
+        onRejected: (url, error) => {
+          app.log.warn({ url, code: error.code, reason: error.message }, 'trusted list not used');
+          listRejections.inc({ code: error.code });
+        },
+      })
+    : undefined;
   const deletion: DeletionDeps = {
     db: database.db,
     store,
@@ -390,6 +416,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       transactionDataTypes: config.transactionDataTypes,
       walletAudiences: [SELF_ISSUED_AUDIENCE, config.publicUrl],
       ...(federation ? { federation } : {}),
+      ...(trustedLists ? { trustedLists } : {}),
       now: () => new Date(),
     },
   };
@@ -443,6 +470,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     keys,
     issuerTrustAnchors,
     ...(federation ? { federationTrust: federationIssuerTrust(federation) } : {}),
+    ...(trustedLists ? { trustedListTrust: trustedListIssuerTrust(trustedLists) } : {}),
     config: {
       publicUrl: config.publicUrl,
       resultRetention: config.resultRetention,

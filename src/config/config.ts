@@ -47,6 +47,8 @@ export interface Config {
   verifierAttestationIssuers: string | undefined;
   /** FEDERATION_TRUST_ANCHORS: JSON file of OpenID Federation trust anchors and their keys (docs/trust.md). */
   federationTrustAnchors: string | undefined;
+  /** TRUSTED_LISTS: JSON file of ETSI trusted lists and their signer certificates (docs/trust.md). */
+  trustedLists: string | undefined;
   /** Transaction data types (OpenID4VP §5.1) the person may be asked to confirm; none by default. */
   transactionDataTypes: string[];
   logLevel: LogLevel;
@@ -205,6 +207,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const federationTrustAnchors = env['FEDERATION_TRUST_ANCHORS']
     ? path.resolve(env['FEDERATION_TRUST_ANCHORS'])
     : undefined;
+  const trustedLists = env['TRUSTED_LISTS'] ? path.resolve(env['TRUSTED_LISTS']) : undefined;
   const transactionDataTypes = readTransactionDataTypes(env);
   const logLevel = (env['LOG_LEVEL'] || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -270,6 +273,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     verifierTrustAnchors,
     issuerTrustAnchors,
     federationTrustAnchors,
+    trustedLists,
     walletProviderTrustAnchors,
     verifierAttestationIssuers,
     transactionDataTypes,

@@ -166,6 +166,13 @@ export interface PresentationExpectation {
    * https issuer signing with this key is trusted, or null. Absent: no federation counts.
    */
   federationTrust?: ((issuerId: string, key: JsonWebKey) => Promise<string | null>) | undefined;
+  /**
+   * TRUSTED_LISTS (trust/trusted-lists/): the URL of the list whose granted issuer service the
+   * issuer's x5c chain (leaf, then the certificates after it) reaches, or null. Absent: no list counts.
+   */
+  trustedListTrust?:
+    | ((leaf: X509Certificate, intermediates: X509Certificate[], now: Date) => Promise<string | null>)
+    | undefined;
   /** `require_cryptographic_holder_binding` of the DCQL credential query (default true). */
   holderBinding: boolean;
   /**
@@ -215,8 +222,8 @@ export interface VerifiedPresentation {
     trusted: boolean;
     certificate: IssuerCertificate | null;
     /** What made it trusted: a certificate anchor, a DID the request names, or a federation. */
-    trustedBy?: 'certificate' | 'did' | 'openid_federation';
-    /** The federation's trust anchor, when trusted through one. */
+    trustedBy?: 'certificate' | 'did' | 'openid_federation' | 'etsi_tl';
+    /** The federation's trust anchor, or the trusted list's URL, when trusted through one. */
     trustAnchor?: string;
   } | null;
   /** The presented credential with only what was disclosed (claims decoded); null when unreadable. */
@@ -243,6 +250,8 @@ export interface CredentialFormat {
   listEntry(stored: unknown, summary: CredentialSummary): unknown;
   /** What the dcql package matches (types after JSON-LD expansion for ldp_vc). */
   dcqlInput(stored: unknown, summary: CredentialSummary): Promise<DcqlInput>;
+  /** The issuer's X.509 chain (DER, leaf first) a stored credential carries, else null (DCQL `etsi_tl`). */
+  issuerChain?(stored: unknown): Uint8Array[] | null;
   /**
    * Whether a verifier with these `vp_formats_supported[format]` parameters can verify a
    * presentation of this credential (issuer and holder algorithms). `undefined` parameters mean

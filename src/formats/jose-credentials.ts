@@ -69,6 +69,8 @@ export interface IssuerKey {
   certificate: IssuerCertificate | null;
   /** The x5c leaf the key is from, if any. */
   leaf?: X509Certificate;
+  /** The x5c certificates after the leaf (a trusted list's service may be any of them, or above). */
+  intermediates?: X509Certificate[];
   /** The DID whose key it is, when no certificate names the issuer (a verifier's trust is by DID). */
   did?: string;
 }
@@ -130,7 +132,7 @@ export function certificateChain(
   ders: Uint8Array[],
   context: ParseContext,
   requireValidNow = true,
-): { leaf: X509Certificate; info: IssuerCertificate } {
+): { leaf: X509Certificate; intermediates: X509Certificate[]; info: IssuerCertificate } {
   if (ders.length === 0 || ders.length > MAX_CHAIN)
     throw rejected(`its certificate chain must hold 1 to ${MAX_CHAIN} certificates`);
   const chain = parseChain(ders);
@@ -138,7 +140,7 @@ export function certificateChain(
   if (requireValidNow && !validAt(leaf, context.now)) {
     throw rejected("its issuer's certificate is not valid at this time");
   }
-  return { leaf, info: certificateOf(leaf, chain.slice(1), context) };
+  return { leaf, intermediates: chain.slice(1), info: certificateOf(leaf, chain.slice(1), context) };
 }
 
 /**
@@ -168,8 +170,8 @@ export function issuerKeyOf(decoded: DecodedJws, context: ParseContext, requireV
   if (x5c !== undefined) {
     const ders = x5cOf(decoded);
     if (!ders) throw rejected('its x5c is not an array of certificates');
-    const { leaf, info } = certificateChain(ders, context, requireValidNow);
-    return { key: publicKeyOf(leaf), certificate: info, leaf };
+    const { leaf, intermediates, info } = certificateChain(ders, context, requireValidNow);
+    return { key: publicKeyOf(leaf), certificate: info, leaf, intermediates };
   }
   const iss = decoded.payload.iss;
   const didUrl =

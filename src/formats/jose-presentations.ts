@@ -25,7 +25,7 @@ export interface PresentedIssuer {
   id: string;
   trusted: boolean;
   certificate: IssuerCertificate | null;
-  trustedBy?: 'certificate' | 'did' | 'openid_federation';
+  trustedBy?: 'certificate' | 'did' | 'openid_federation' | 'etsi_tl';
   trustAnchor?: string;
 }
 
@@ -52,8 +52,9 @@ export function issuerOf(
 }
 
 /**
- * The `issuer_trusted` check: trusted by its certificate or DID, else — for an https issuer
- * signing with an x5c key — through a federation of FEDERATION_TRUST_ANCHORS that lists that key.
+ * The `issuer_trusted` check: trusted by its certificate or DID, else through a granted issuer
+ * service of a TRUSTED_LISTS list its x5c chain reaches, else — for an https issuer signing with
+ * an x5c key — through a federation of FEDERATION_TRUST_ANCHORS that lists that key.
  */
 export async function issuerTrusted(
   issuer: PresentedIssuer,
@@ -61,6 +62,13 @@ export async function issuerTrusted(
   expected: PresentationExpectation,
 ): Promise<boolean> {
   if (issuer.trusted) return true;
+  if (expected.trustedListTrust && issuerKey.leaf) {
+    const list = await expected.trustedListTrust(issuerKey.leaf, issuerKey.intermediates ?? [], expected.now);
+    if (list) {
+      Object.assign(issuer, { trusted: true, trustedBy: 'etsi_tl', trustAnchor: list });
+      return true;
+    }
+  }
   if (!expected.federationTrust || !issuerKey.leaf || !issuer.id.startsWith('https://')) return false;
   const jwk = issuerKey.leaf.publicKey.export({ format: 'jwk' });
   const anchor = await expected.federationTrust(issuer.id, jwk);
@@ -84,11 +92,16 @@ export const untrusted = (issuer: PresentedIssuer) =>
     ? `The issuer's certificate (${issuer.certificate.subject}) chains to none of the trusted issuer anchors.`
     : `The issuer ${issuer.id} is not one of the trusted issuers.`;
 
-/** The sentence for an issuer trusted neither by certificate nor by a federation that was asked. */
-export const untrustedAnywhere = (issuer: PresentedIssuer, expected: PresentationExpectation) =>
-  expected.federationTrust && issuer.id.startsWith('https://')
-    ? `${untrusted(issuer)} Nor is it trusted through a federation: no trust chain to a federation anchor lists its signing key (or the federation could not be reached).`
-    : untrusted(issuer);
+/** The sentence for an issuer trusted neither by certificate nor by a trusted list or federation that was asked. */
+export const untrustedAnywhere = (issuer: PresentedIssuer, expected: PresentationExpectation) => {
+  const lists =
+    expected.trustedListTrust && issuer.certificate
+      ? ' Nor does its chain reach a granted issuer service of a trusted list (or no list could be used now).'
+      : '';
+  return expected.federationTrust && issuer.id.startsWith('https://')
+    ? `${untrusted(issuer)}${lists} Nor is it trusted through a federation: no trust chain to a federation anchor lists its signing key (or the federation could not be reached).`
+    : `${untrusted(issuer)}${lists}`;
+};
 
 /** Whether `jws` verifies with the holder's public key; jose refuses an `alg` the key cannot make. */
 export async function signedBy(jws: string, jwk: JsonWebKey, alg: string): Promise<boolean> {

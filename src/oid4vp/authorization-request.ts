@@ -12,6 +12,7 @@ import {
   type OutboundResponse,
 } from '../http/outbound.ts';
 import type { FederationResolver } from '../trust/federation/federation-resolver.ts';
+import type { TrustedListResolver } from '../trust/trusted-lists/trusted-list-resolver.ts';
 import { type VerifierAttestation, verifyAttestedRequestObject } from './attested-request-object.ts';
 import { CLIENT_ID_PREFIXES, type ClientIdentifier, parseClientIdentifier } from './client-identifier.ts';
 import { verifyDidRequestObject } from './did-request-object.ts';
@@ -112,6 +113,8 @@ export interface AuthorizationRequestDeps {
   walletAudiences: string[];
   /** FEDERATION_TRUST_ANCHORS resolved: `openid_federation` verifiers (absent: refused). */
   federation?: FederationResolver;
+  /** TRUSTED_LISTS read: DCQL `etsi_tl` trusted authorities (absent: none can be checked). */
+  trustedLists?: TrustedListResolver;
   now: () => Date;
 }
 

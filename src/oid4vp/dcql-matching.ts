@@ -155,14 +155,16 @@ export type VerifierAccepts = (
 
 /**
  * The `trusted_authorities` types this wallet evaluates (§6.1.1): `aki`, against every
- * certificate of the credential's chain, and `openid_federation`, against the entities of its
- * issuer's trust chain to an anchor of FEDERATION_TRUST_ANCHORS (resolved by the caller). The
- * wallet resolves only its own anchors' federations, never a URL the verifier names (the privacy
- * considerations, "Establishing Trust in the Issuers"); `etsi_tl` matches no credential yet.
+ * certificate of the credential's chain, `openid_federation`, against the entities of its
+ * issuer's trust chain to an anchor of FEDERATION_TRUST_ANCHORS, and `etsi_tl`, against the lists
+ * of TRUSTED_LISTS (and their member lists) whose granted issuer service its chain reaches (both
+ * resolved by the caller). The wallet reads only its own anchors and lists, never a URL the
+ * verifier names (the privacy considerations, "Establishing Trust in the Issuers").
  */
 export const EVALUATED_AUTHORITY_TYPES: ReadonlyArray<TrustedAuthority['type']> = [
   'aki',
   'openid_federation',
+  'etsi_tl',
 ];
 
 const UNEVALUATED_NAMES: Record<string, string> = {
@@ -173,6 +175,10 @@ const UNEVALUATED_NAMES: Record<string, string> = {
 export interface CredentialTrust {
   /** The entities of the issuer's federation trust chain, subject first (none: not a member). */
   federationEntities(credentialIndex: number): string[];
+  /** The trusted lists (configured, or members of one) with a granted service for its issuer. */
+  trustedLists?(credentialIndex: number): string[];
+  /** Whether the wallet could read a list of this URL (TRUSTED_LISTS or a member of one). */
+  trustedListKnown?(url: string): boolean;
 }
 
 const NO_TRUST: CredentialTrust = { federationEntities: () => [] };
@@ -196,6 +202,10 @@ function trustedBy(
       const entities = trust.federationEntities(credentialIndex);
       return authority.values.some((value) => entities.includes(value));
     }
+    if (authority.type === 'etsi_tl') {
+      const lists = trust.trustedLists?.(credentialIndex) ?? [];
+      return authority.values.some((value) => lists.includes(value));
+    }
     return false;
   });
 }
@@ -209,13 +219,24 @@ function withoutTrustedAuthorities(query: DcqlQuery.Output): DcqlQuery.Output {
   } as DcqlQuery.Output;
 }
 
+/**
+ * Whether the wallet cannot judge an authority: a type it does not evaluate, or trusted lists
+ * none of which it reads (a list URL outside TRUSTED_LISTS cannot be checked).
+ */
+const uncheckable = (authority: TrustedAuthority, trust: CredentialTrust) =>
+  !EVALUATED_AUTHORITY_TYPES.includes(authority.type) ||
+  (authority.type === 'etsi_tl' && !authority.values.some((url) => trust.trustedListKnown?.(url)));
+
 /** The sentence for a query whose only obstacle was its `trusted_authorities`. */
-function untrustedReason(credentialQuery: CredentialQuery): string {
-  const types = [...new Set((credentialQuery.trusted_authorities ?? []).map((a) => a.type))];
-  const unevaluated = types
-    .filter((type) => !EVALUATED_AUTHORITY_TYPES.includes(type))
-    .map((type) => UNEVALUATED_NAMES[type] ?? type);
-  if (unevaluated.length === types.length) {
+function untrustedReason(credentialQuery: CredentialQuery, trust: CredentialTrust): string {
+  const authorities = credentialQuery.trusted_authorities ?? [];
+  const types = [...new Set(authorities.map((a) => a.type))];
+  const unevaluated = [
+    ...new Set(
+      authorities.filter((a) => uncheckable(a, trust)).map((a) => UNEVALUATED_NAMES[a.type] ?? a.type),
+    ),
+  ];
+  if (authorities.every((a) => uncheckable(a, trust))) {
     return `request ${credentialQuery.id} accepts only issuers of the ${unevaluated.join(' or ')} it names, which this wallet cannot check`;
   }
   // Certificates alone are "certification authorities"; a federation's anchor is an authority too.
@@ -260,7 +281,7 @@ export function evaluateDcql(
       queryId: credentialQuery.id,
       multiple: credentialQuery.multiple === true,
       holderBinding,
-      ...(onlyUntrusted ? { reasonForNone: untrustedReason(credentialQuery) } : {}),
+      ...(onlyUntrusted ? { reasonForNone: untrustedReason(credentialQuery, trust) } : {}),
       candidates: valid.map((match) => {
         const credential = held[match.input_credential_index]!;
         return {

@@ -15,12 +15,14 @@ import type { InteractionDeps } from '../interaction/interaction-service.ts';
 import { gone, liveInteraction, startInteraction } from '../interaction/interaction-service.ts';
 import { identityOfSession } from '../interaction/session-identity.ts';
 import type { SessionRow } from '../interaction/session-repository.ts';
+import { parseCertificate } from '../keys/certificate-chain.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
 import { jwkThumbprint } from '../keys/jwk-thumbprint.ts';
 import type { StatusChecker } from '../status/status-checker.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { isEntityIdentifier } from '../trust/federation/entity-statement.ts';
 import { TrustError } from '../trust/trust-error.ts';
+import { type IssuerServices, serviceVouchingFor } from '../trust/trusted-lists/trusted-list-resolver.ts';
 import { findAccountsOfIdentity, findHolderKeys } from '../users/user-repository.ts';
 import { holderKeyContext } from '../users/user-service.ts';
 import {
@@ -275,7 +277,12 @@ async function consentState(deps: PresentationDeps, id: string): Promise<Consent
         formats === undefined ? {} : (formats[credential.format] as Record<string, unknown> | undefined),
         holderBinding,
       );
-  const trust = await federationTrustOf(deps, consent.request.dcqlQuery, held);
+  const federation = await federationTrustOf(deps, consent.request.dcqlQuery, held);
+  const lists = await trustedListTrustOf(deps, consent.request.dcqlQuery, held);
+  const trust =
+    federation || lists
+      ? { federationEntities: federation?.federationEntities ?? (() => []), ...lists }
+      : undefined;
   return { ...consent, held, evaluation: evaluateDcql(consent.request.dcqlQuery, held, accepts, trust) };
 }
 
@@ -308,6 +315,68 @@ async function federationTrustOf(
     }),
   );
   return { federationEntities: (index) => entities[index] ?? [] };
+}
+
+/**
+ * For queries with `etsi_tl` trusted authorities: the lists of TRUSTED_LISTS (and their member
+ * lists) with a granted issuer service that each held credential's x5c chain reaches. Only the
+ * wallet's own lists are read, never a URL the verifier names; when the query names only
+ * configured lists, only those. A named list that cannot be fetched while the person waits is a
+ * 502 (the answer would be wrong, not empty); one that fails its signature or is expired vouches for
+ * no one (logged by the reader).
+ */
+async function trustedListTrustOf(
+  deps: PresentationDeps,
+  query: PresentationRequest['dcqlQuery'],
+  held: HeldByAccount[],
+): Promise<Pick<CredentialTrust, 'trustedLists' | 'trustedListKnown'> | undefined> {
+  const resolver = deps.requests.trustedLists;
+  const asked = new Set(
+    query.credentials.flatMap((c) =>
+      (c.trusted_authorities ?? []).filter((a) => a.type === 'etsi_tl').flatMap((a) => a.values),
+    ),
+  );
+  if (!resolver || asked.size === 0) return undefined;
+  const direct = resolver.sources.filter((source) => asked.has(source.url));
+  const read: IssuerServices[] = [];
+  for (const source of direct.length === asked.size ? direct : resolver.sources) {
+    try {
+      read.push(await resolver.issuerServices(source.url));
+    } catch (error) {
+      if (!(error instanceof TrustError)) throw error;
+      // A list the verifier names that cannot be had now; one it may name through (a LoTL of an
+      // asked member) leaves that member unknown, which the reason says cannot be checked.
+      if (error.code === 'fetch_failed' && asked.has(source.url))
+        throw new CofferError(
+          'bad_gateway',
+          `The trusted list ${source.url} cannot be read now: ${error.message}.`,
+        );
+    }
+  }
+  const known = new Set(read.flatMap((r) => r.lists));
+  const now = deps.requests.now();
+  const lists = held.map((credential) => {
+    const chain = issuerChainOf(deps, credential);
+    if (!chain) return [];
+    const [leaf, ...intermediates] = chain;
+    // A credential reached through a member list is under that list and the LoTL that points to it.
+    return read.flatMap(({ services, lists: under }) =>
+      services
+        .filter((service) => serviceVouchingFor([service], leaf!, intermediates, now))
+        .flatMap((service) => [service.listUrl, under[0]!]),
+    );
+  });
+  return { trustedLists: (index) => lists[index] ?? [], trustedListKnown: (url) => known.has(url) };
+}
+
+/** A held credential's issuer chain, parsed; null when it has none (or it cannot be read). */
+function issuerChainOf(deps: PresentationDeps, credential: HeldByAccount): X509Certificate[] | null {
+  try {
+    const ders = deps.formats.get(credential.format).issuerChain?.(credential.stored);
+    return ders?.length ? ders.map((der) => parseCertificate(der)) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -4,7 +4,9 @@
  * `invalid_metadata` (the metadata policies conflict or the result breaks them),
  * `invalid_trust_anchor` (no configured anchor is reached), `fetch_failed` (a statement or a
  * list could not be fetched: the peer's fault or the network's, not the input's), and
- * `invalid_list` (a trusted list failed its signature, schema or freshness). Each surface turns
+ * `invalid_list` (a trusted list is not one: schema, missing NextUpdate), `signature_invalid` (a
+ * trusted list's signature is not a configured signer's, or does not cover it), and
+ * `list_expired` (a trusted list past its NextUpdate). Each surface turns
  * it into its own answer (a 502, an `invalid_client`, an untrusted issuer).
  */
 export type TrustErrorCode =
@@ -12,7 +14,9 @@ export type TrustErrorCode =
   | 'invalid_metadata'
   | 'invalid_trust_anchor'
   | 'fetch_failed'
-  | 'invalid_list';
+  | 'invalid_list'
+  | 'signature_invalid'
+  | 'list_expired';
 
 export class TrustError extends Error {
   override readonly name = 'TrustError';

@@ -1,6 +1,7 @@
 import type { JsonWebKey, X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import type { PresentationExpectation } from '../formats/credential-format.ts';
 import type { FormatRegistry } from '../formats/registry.ts';
 import type { OutboundClient } from '../http/outbound.ts';
 import type { FieldCipher } from '../keys/field-cipher.ts';
@@ -24,6 +25,8 @@ export interface VerifierDeps {
   issuerTrustAnchors: X509Certificate[];
   /** FEDERATION_TRUST_ANCHORS (trust/federation/issuer-trust.ts): issuers trusted through a federation. */
   federationTrust?: (issuerId: string, key: JsonWebKey) => Promise<string | null>;
+  /** TRUSTED_LISTS (trust/trusted-lists/): issuers trusted through a trusted list's service. */
+  trustedListTrust?: PresentationExpectation['trustedListTrust'];
   config: { publicUrl: string; resultRetention: number; allowPrivateTargets: boolean };
   now: () => Date;
   log: { warn(object: object, message: string): void };

@@ -171,11 +171,14 @@ export const VerifiedCredential = Type.Object({
       trusted_by: Type.Optional(
         Type.String({
           description:
-            'What made the issuer trusted: certificate (an issuer anchor), did (a trusted_issuers DID) or openid_federation.',
+            'What made the issuer trusted: certificate (an issuer anchor), did (a trusted_issuers DID), etsi_tl (a trusted list of TRUSTED_LISTS) or openid_federation.',
         }),
       ),
       trust_anchor: Type.Optional(
-        Type.String({ description: 'The federation trust anchor (trusted_by openid_federation).' }),
+        Type.String({
+          description:
+            'The federation trust anchor (trusted_by openid_federation), or the URL of the trusted list that named the issuer service (trusted_by etsi_tl).',
+        }),
       ),
       certificate: Type.Optional(Type.Object({}, { additionalProperties: true })),
     }),

@@ -214,6 +214,7 @@ async function settle(
       base: { audience: await audienceOf(deps, row, origin), origin, now: deps.now() },
       issuerTrustAnchors: deps.issuerTrustAnchors,
       ...(deps.federationTrust ? { federationTrust: deps.federationTrust } : {}),
+      ...(deps.trustedListTrust ? { trustedListTrust: deps.trustedListTrust } : {}),
       formats: deps.formats,
       status: deps.status,
     });

@@ -18,9 +18,9 @@ export interface VerifiedCredentialResult {
   issuer: {
     id: string;
     trusted: boolean;
-    /** certificate, did or openid_federation: what made the issuer trusted (absent when it is not). */
+    /** certificate, did, etsi_tl or openid_federation: what made the issuer trusted (absent when it is not). */
     trusted_by?: string;
-    /** The federation's trust anchor (trusted_by openid_federation). */
+    /** The federation's trust anchor, or the URL of the trusted list that named the issuer's service. */
     trust_anchor?: string;
     certificate?: Record<string, unknown>;
   } | null;
@@ -47,11 +47,14 @@ export interface VpTokenContext {
     | 'issuerTrustAnchors'
     | 'trustedIssuerDids'
     | 'federationTrust'
+    | 'trustedListTrust'
     | 'maxAgeSeconds'
   >;
   issuerTrustAnchors: X509Certificate[];
   /** FEDERATION_TRUST_ANCHORS: issuers trusted through a federation (not with only trusted_issuers). */
   federationTrust?: PresentationExpectation['federationTrust'];
+  /** TRUSTED_LISTS: issuers trusted through a trusted list (not with only trusted_issuers). */
+  trustedListTrust?: PresentationExpectation['trustedListTrust'];
   formats: FormatRegistry;
   status: StatusChecker;
 }
@@ -68,16 +71,18 @@ function trustOf(
   request: StoredRequest,
   anchors: X509Certificate[],
   federationTrust: PresentationExpectation['federationTrust'],
+  trustedListTrust: PresentationExpectation['trustedListTrust'],
 ) {
   const dids = request.trustedIssuers.filter((value) => value.startsWith('did:'));
   const certificates = request.trustedIssuers
     .filter((value) => !value.startsWith('did:'))
     .map((pem) => parseCertificate(pem));
-  // A request that names its only issuers trusts neither the deployment's anchors nor its federations.
+  // A request that names its only issuers trusts neither the deployment's anchors, nor its lists, nor its federations.
   return {
     issuerTrustAnchors: [...(request.onlyTrustedIssuers ? [] : anchors), ...certificates],
     trustedIssuerDids: dids,
     ...(federationTrust && !request.onlyTrustedIssuers ? { federationTrust } : {}),
+    ...(trustedListTrust && !request.onlyTrustedIssuers ? { trustedListTrust } : {}),
   };
 }
 
@@ -229,7 +234,12 @@ export async function verifyVpToken(vpToken: unknown, context: VpTokenContext): 
   }
   const items = context.request.transactionData.map(decodeItem);
   // The request's own trusted issuers, read once for every presentation of the answer.
-  const trust = trustOf(context.request, context.issuerTrustAnchors, context.federationTrust);
+  const trust = trustOf(
+    context.request,
+    context.issuerTrustAnchors,
+    context.federationTrust,
+    context.trustedListTrust,
+  );
   // Keyed by query id, which DCQL lets be any [A-Za-z0-9_-]+ (`constructor`, `__proto__`,
   // `toString`): without a prototype, such an id finds nothing inherited and is set as its own key.
   const credentials: Record<string, VerifiedCredentialResult[]> = Object.create(null);

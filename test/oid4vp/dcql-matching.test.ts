@@ -322,7 +322,7 @@ describe('trusted_authorities against the chains of real credentials (§6.1.1)',
     assert.deepEqual(candidatesOf([await aki(chained.ca)], credentials), { pid: [], mdl: [], degree: [] });
   });
 
-  test('etsi_tl is not evaluated: alone it matches nothing; beside a matching aki, the aki decides', async () => {
+  test('etsi_tl without TRUSTED_LISTS cannot be checked: alone it matches nothing; beside a matching aki, the aki decides', async () => {
     const trustedList = { type: 'etsi_tl', values: ['https://lotl.example.com'] };
     const evaluation = evaluateDcql(trustedBy([trustedList]), credentials);
     assert.deepEqual(
@@ -338,6 +338,34 @@ describe('trusted_authorities against the chains of real credentials (§6.1.1)',
       pid: ['held-sd'],
       mdl: ['held-mdoc'],
       degree: ['held-jwt'],
+    });
+  });
+
+  test('etsi_tl: matches the credentials under a named list the wallet reads; an unread list cannot be checked', async () => {
+    const lotl = 'https://lotl.example.eu/eu-lotl.xml';
+    const member = 'https://tl.example.it/tl.xml';
+    // The caller read its TRUSTED_LISTS: the mdoc's issuer is a granted service of the member list.
+    const trust = {
+      federationEntities: () => [],
+      trustedLists: (index: number) => (credentials[index]!.id === 'held-mdoc' ? [member, lotl] : []),
+      trustedListKnown: (url: string) => url === lotl || url === member,
+    };
+    const byList = (values: string[]) =>
+      evaluateDcql(trustedBy([{ type: 'etsi_tl', values }]), credentials, undefined, trust);
+    for (const values of [[lotl], [member], ['https://elsewhere.example', member]]) {
+      assert.deepEqual(
+        byList(values).queries.map((q) => q.candidates.map((c) => c.credentialId)),
+        [[], ['held-mdoc'], []],
+      );
+    }
+    assert.deepEqual(chooseCredentials(byList([lotl])), {
+      ok: false,
+      reason: 'no credential you hold was issued under the authorities request pid names',
+    });
+    assert.deepEqual(chooseCredentials(byList(['https://elsewhere.example'])), {
+      ok: false,
+      reason:
+        'request pid accepts only issuers of the ETSI trusted lists it names, which this wallet cannot check',
     });
   });
 

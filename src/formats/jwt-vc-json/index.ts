@@ -55,6 +55,7 @@ export function createJwtVcJsonFormat(jsonLd: JsonLdOptions): CredentialFormat {
     },
     summarize: (stored) => readVcJwt(stored).summary,
     listEntry: compactListEntry,
+    issuerChain: (stored) => x5cOf(decodeJws(stored as string, 'the VC-JWT')),
     async dcqlInput(stored, summary) {
       const x5c = x5cOf(decodeJws(stored as string, 'the VC-JWT'));
       const authority = x5c ? authorityOfChain(x5c) : undefined;

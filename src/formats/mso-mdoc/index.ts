@@ -200,6 +200,7 @@ export const msoMdocFormat: CredentialFormat = {
     return summaryOf(mdoc, issuerCertificateOf(x5chainOf(mdoc), context));
   },
   listEntry: compactListEntry,
+  issuerChain: (stored) => x5chainOf(decode(stored)),
   async dcqlInput(stored, summary) {
     const authority = authorityOfChain(x5chainOf(decode(stored)));
     return {

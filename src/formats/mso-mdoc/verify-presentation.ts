@@ -215,6 +215,8 @@ export async function verifyMdocPresentation(
   let read: Presented | undefined;
   let chain: X509Certificate[] | undefined;
   let certificate = null as IssuerCertificate | null;
+  /** The TRUSTED_LISTS list whose issuer service the chain reaches, when no anchor does. */
+  let trustedList: string | null = null;
 
   const steps: [CheckName, () => Promise<string | null | undefined> | string | null | undefined][] = [
     [
@@ -244,16 +246,18 @@ export async function verifyMdocPresentation(
     ],
     [
       'issuer_trusted',
-      () => {
+      async () => {
         const [leaf, ...intermediates] = chain!;
         const marked = certificateOf(leaf!, intermediates, expected);
         if (!validAt(leaf!, expected.now)) {
           return `Its issuer's certificate (${marked.subject}) is not valid at ${iso(expected.now)}: it is valid from ${iso(new Date(leaf!.validFrom))} to ${iso(new Date(leaf!.validTo))}.`;
         }
-        if (!marked.trusted) {
-          return `Its issuer's certificate (${marked.subject}) does not chain to a trusted issuer certificate.`;
+        if (!marked.trusted && expected.trustedListTrust)
+          trustedList = await expected.trustedListTrust(leaf!, intermediates, expected.now);
+        if (!marked.trusted && !trustedList) {
+          return `Its issuer's certificate (${marked.subject}) does not chain to a trusted issuer certificate${expected.trustedListTrust ? ' nor to a granted issuer service of a trusted list' : ''}.`;
         }
-        certificate = marked;
+        certificate = { ...marked, trusted: true };
         return null;
       },
     ],
@@ -318,7 +322,16 @@ export async function verifyMdocPresentation(
   const mdoc = read?.mdoc;
   const leaf = chain?.[0];
   return presentationResult(checks, {
-    issuer: certificate ? { id: certificate.subject, trusted: certificate.trusted, certificate } : null,
+    issuer: certificate
+      ? {
+          id: certificate.subject,
+          trusted: certificate.trusted,
+          certificate,
+          ...(trustedList && certificate.trusted
+            ? { trustedBy: 'etsi_tl' as const, trustAnchor: trustedList }
+            : {}),
+        }
+      : null,
     summary: mdoc && certificate ? orNull(() => summaryOf(mdoc, certificate!)) : null,
     dcqlInput: mdoc
       ? withAuthority(

@@ -107,6 +107,8 @@ export const sdJwtVcFormat: CredentialFormat = {
       : summary;
   },
   listEntry: compactListEntry,
+  issuerChain: (stored) =>
+    x5cOf(decodeJws((stored as string).slice(0, (stored as string).indexOf('~')), 'its issuer-signed JWT')),
   async dcqlInput(stored, summary) {
     const x5c = x5cOf(
       decodeJws((stored as string).slice(0, (stored as string).indexOf('~')), 'its issuer-signed JWT'),
