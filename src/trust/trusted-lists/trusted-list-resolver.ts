@@ -39,6 +39,11 @@ const LIST_BYTES = 16 * 1024 * 1024;
 /** A LoTL points to lists, which may point to others; no further, and no more lists than this. */
 const MAX_DEPTH = 2;
 const MAX_LISTS = 64;
+/**
+ * A list that could not be used is not asked for again before this: a list server that is down
+ * would otherwise be fetched (and wait out its timeout) on every verification and consent.
+ */
+export const RETRY_FAILED_LIST_MS = 60_000;
 
 /** A list fetched over HTTPS under the outbound rules; any failure is 'fetch_failed'. */
 export function outboundListFetcher(outbound: OutboundClient): ListFetcher {
@@ -83,11 +88,12 @@ export function createTrustedListResolver(deps: {
 }): TrustedListResolver {
   const cache = new Map<string, { list: ReadList; until: number }>();
   const inFlight = new Map<string, Promise<ReadList>>();
+  const failed = new Map<string, { error: TrustError; until: number }>();
 
   async function readAnew(url: string, kind: TrustedListKind, signers: X509Certificate[]): Promise<ReadList> {
-    const body = await deps.fetchList(url);
     let list: ReadList;
     try {
+      const body = await deps.fetchList(url);
       list = await readers[kind](body, url, signers);
       const now = deps.now();
       if (list.nextUpdate.getTime() <= now.getTime())
@@ -98,7 +104,10 @@ export function createTrustedListResolver(deps: {
       cache.set(key(url, signers), { list, until: Math.min(list.nextUpdate.getTime(), now.getTime() + DAY) });
       return list;
     } catch (error) {
-      if (error instanceof TrustError) deps.onRejected?.(url, error);
+      if (error instanceof TrustError) {
+        failed.set(key(url, signers), { error, until: deps.now().getTime() + RETRY_FAILED_LIST_MS });
+        if (error.code !== 'fetch_failed') deps.onRejected?.(url, error);
+      }
       throw error;
     }
   }
@@ -111,6 +120,8 @@ export function createTrustedListResolver(deps: {
     const k = key(url, signers);
     const cached = cache.get(k);
     if (cached && cached.until > deps.now().getTime()) return Promise.resolve(cached.list);
+    const failure = failed.get(k);
+    if (failure && failure.until > deps.now().getTime()) return Promise.reject(failure.error);
     // Verifications and wallets asking at once share one fetch and one signature check.
     let running = inFlight.get(k);
     if (!running) {

@@ -7,6 +7,7 @@ import type { TrustedListKind } from '../../../src/trust/trusted-lists/trusted-l
 import {
   createTrustedListResolver,
   outboundListFetcher,
+  RETRY_FAILED_LIST_MS,
   serviceVouchingFor,
   trustedListIssuerTrust,
 } from '../../../src/trust/trusted-lists/trusted-list-resolver.ts';
@@ -79,12 +80,17 @@ describe('trusted lists: reading, verifying and matching', () => {
   });
   after(() => server.close());
 
-  function resolverFor(path: string, signers: Certified[], kind: TrustedListKind = 'etsi-119612') {
+  function resolverFor(
+    path: string,
+    signers: Certified[],
+    kind: TrustedListKind = 'etsi-119612',
+    now = () => new Date(),
+  ) {
     const rejected: { url: string; code: string }[] = [];
     const resolver = createTrustedListResolver({
       sources: [{ url: `${server.url}${path}`, kind, signers: signers.map(x509) }],
       fetchList: outboundListFetcher(createOutboundClient({ allowPrivateTargets: true, ca: server.ca.pem })),
-      now: () => new Date(),
+      now,
       onRejected: (url, error: TrustError) => rejected.push({ url, code: error.code }),
     });
     return { resolver, rejected, url: `${server.url}${path}` };
@@ -233,10 +239,17 @@ describe('trusted lists: reading, verifying and matching', () => {
     assert.equal(await codeOf(resolver.issuerServices(url)), 'invalid_list');
   });
 
-  test('a list server that is down is fetch_failed', async () => {
+  test('a list server that is down is fetch_failed, and is not asked again for a minute', async () => {
     server.put('/down.xml', null);
-    const { resolver, url } = resolverFor('/down.xml', [lotlSigner]);
+    let clock = Date.now();
+    const { resolver, url } = resolverFor('/down.xml', [lotlSigner], 'etsi-119612', () => new Date(clock));
+    const before = server.served.length;
     assert.equal(await codeOf(resolver.issuerServices(url)), 'fetch_failed');
+    assert.equal(await codeOf(resolver.issuerServices(url)), 'fetch_failed');
+    assert.deepEqual(server.served.slice(before), ['/down.xml'], 'the second verification waits on no fetch');
+    clock += RETRY_FAILED_LIST_MS + 1;
+    assert.equal(await codeOf(resolver.issuerServices(url)), 'fetch_failed');
+    assert.deepEqual(server.served.slice(before), ['/down.xml', '/down.xml'], 'asked again after the minute');
   });
 
   test('a TS 119 602 LoTE signed with JAdES: its PID issuance service vouches; another x5c or signer is refused', async () => {
