@@ -218,6 +218,8 @@ export async function verifierEntityConfiguration(
       federation_entity: { organization_name: verifier.name },
       openid_credential_verifier: {
         client_name: verifier.name,
+        // As an OpenID Federation RP (§5.1.2): wallets take it without registration.
+        client_registration_types: ['automatic'],
         jwks: { keys: [await leafKeyOf(verifier.chain_pem), encryption.publicJwk] },
         vp_formats_supported: deps.vpFormatsSupported,
         encrypted_response_enc_values_supported: CONTENT_ENCRYPTION,
