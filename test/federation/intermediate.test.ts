@@ -13,6 +13,7 @@ import {
 } from '../../src/trust/federation/federation-resolver.ts';
 import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { startSecondInstance } from '../helpers/server.ts';
 import { type InteropIssuer, startInteropIssuer } from '../issuer/test-wallet.ts';
 import { startTestFederation, type TestEntity, type TestFederation } from '../trust/test-federation.ts';
 import { es256Verifies, fetchTrusting } from './federation-test-helpers.ts';
@@ -161,6 +162,31 @@ for (const kind of DATABASE_KINDS) {
         [newKid],
         'the old key is gone after the overlap',
       );
+    });
+
+    test('two instances racing to make a tenant issuer’s entity key on first use end with one key', async () => {
+      const db = world.server.database.db;
+      // As before its first use: the key made by the earlier tests goes.
+      await db.deleteFrom('federation_entity_keys').where('client_id', '=', world.clientId).execute();
+      const second = await startSecondInstance(world.server);
+      try {
+        const wellKnown = `/issuers/${world.clientId}/.well-known/openid-federation`;
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            i % 2 ? second.request('GET', wellKnown) : world.server.request('GET', wellKnown),
+          ),
+        );
+        for (const answer of answers) assert.equal(answer.status, 200, answer.text);
+        assert.equal(new Set(answers.map((answer) => decodeProtectedHeader(answer.text).kid)).size, 1);
+        const rows = await db
+          .selectFrom('federation_entity_keys')
+          .select('kid')
+          .where('client_id', '=', world.clientId)
+          .execute();
+        assert.equal(rows.length, 1);
+      } finally {
+        await second.close();
+      }
     });
   });
 }

@@ -242,22 +242,23 @@ for (const kind of DATABASE_KINDS) {
       );
       assert.equal(ofB.status, 201, ofB.text);
       const bJwt = await requestObjectAt(ofB.body.data.request_uri);
-      // B takes its own request and claims to be A, signing with its own (federation-published) key.
-      const forged = await new SignJWT({ ...decodeJwt(bJwt), client_id: `openid_federation:${verifierId}` })
-        .setProtectedHeader({
-          alg: 'ES256',
-          typ: 'oauth-authz-req+jwt',
-          kid: decodeProtectedHeader(bJwt).kid!,
-        })
-        .sign(b.verifier!.leaf.keys.privateKey);
-      const query = new URLSearchParams({ client_id: `openid_federation:${verifierId}`, request: forged });
-      const response = await fetch(`${world.server.url}/v1/oid4vp/authorize?${query}`, {
-        redirect: 'manual',
-        headers: { accept: 'application/json' },
-      });
-      assert.equal(response.status, 400);
-      const body = (await response.json()) as any;
-      assert.match(body.error_description ?? JSON.stringify(body), /signature|key/i);
+      // B takes its own request and claims to be A, signing with its own (federation-published) key,
+      // named by its own kid and then by A's.
+      const aKid = (await configurationOf(verifierId)).metadata.openid_credential_verifier.jwks.keys[0].kid;
+      for (const kid of [decodeProtectedHeader(bJwt).kid!, aKid]) {
+        const forged = await new SignJWT({ ...decodeJwt(bJwt), client_id: `openid_federation:${verifierId}` })
+          .setProtectedHeader({ alg: 'ES256', typ: 'oauth-authz-req+jwt', kid })
+          .sign(b.verifier!.leaf.keys.privateKey);
+        const query = new URLSearchParams({ client_id: `openid_federation:${verifierId}`, request: forged });
+        const response = await fetch(`${world.server.url}/v1/oid4vp/authorize?${query}`, {
+          redirect: 'manual',
+          headers: { accept: 'application/json' },
+        });
+        assert.equal(response.status, 400);
+        const body = (await response.json()) as any;
+        assert.equal(body.error, 'invalid_request_object', JSON.stringify(body));
+        assert.match(body.error_description, /no single registered key|signature does not verify/);
+      }
 
       // Coffer's statements: about A, A's key only; about B, B's.
       const statementAbout = async (sub: string) =>
