@@ -367,5 +367,30 @@ for (const kind of DATABASE_KINDS) {
         await second.close();
       }
     });
+
+    // Last: Coffer's superiors change.
+    test('resolve: a superior that cannot be reached is a 502, not a 500', async () => {
+      const enabled = await coffer(
+        world.server,
+        'federation',
+        'enable',
+        '--authority-hint',
+        `${federation.url}/nowhere`,
+        '--name',
+        'Coffer Test',
+        '--json',
+      );
+      assert.equal(enabled.code, 0, enabled.stderr);
+      // A tenant never resolved before, so no cached chain answers for it.
+      const d = await world.addTenant('Unreached Shop', { dnsNames: [] });
+      const sub = `${world.front.url}/verifiers/${d.clientId}`;
+      const answer = await get(
+        `/federation/resolve?sub=${encodeURIComponent(sub)}&trust_anchor=${encodeURIComponent(anchor.id)}`,
+      );
+      assert.equal(answer.status, 502);
+      const body = (await answer.json()) as any;
+      assert.equal(body.error, 'bad_gateway');
+      assert.match(body.error_description, /could not be reached/);
+    });
   });
 }
