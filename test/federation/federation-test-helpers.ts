@@ -1,5 +1,6 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
+import { resolveTrustChains } from '@openid-federation/core';
 import type { JWK } from 'jose';
 
 /** What the federation tests share: fetch trusting test CAs, and the ES256 check @openid-federation/core asks for. */
@@ -35,3 +36,21 @@ export const es256Verifies = async (options: { data: Uint8Array; signature: Uint
     },
     options.signature,
   );
+
+/** The trust chains of `entityId` to `anchorId` as @openid-federation/core, an independent resolver, finds them. */
+export async function resolveWithCore(entityId: string, anchorId: string, trustedFetch: typeof fetch) {
+  // The library fetches with the global fetch in places; for this call it trusts the test CAs.
+  const globalFetch = globalThis.fetch;
+  globalThis.fetch = trustedFetch;
+  try {
+    return await resolveTrustChains({
+      entityId,
+      trustAnchorEntityIds: [anchorId],
+      verifyJwtCallback: es256Verifies,
+      fetchCallback: trustedFetch,
+      // biome-ignore lint/suspicious/noExplicitAny: the library's option types lag its behaviour
+    } as any);
+  } finally {
+    globalThis.fetch = globalFetch;
+  }
+}

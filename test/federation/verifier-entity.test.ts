@@ -1,18 +1,21 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { type JsonWebKey, randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resolveTrustChains } from '@openid-federation/core';
+import { resolveOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
 import {
   calculateJwkThumbprint,
+  compactVerify,
   createLocalJWKSet,
   decodeJwt,
   decodeProtectedHeader,
   exportJWK,
+  generateKeyPair,
+  importJWK,
   type JWK,
   jwtVerify,
   SignJWT,
@@ -25,8 +28,14 @@ import { startSecondInstance } from '../helpers/server.ts';
 import { consentView, decide, startConsent } from '../oid4vp/wallet-helpers.ts';
 import { codeFromOutbox, postInteraction } from '../oidc/flow-helpers.ts';
 import { startTestFederation, type TestEntity, type TestFederation } from '../trust/test-federation.ts';
-import { sdJwtQuery, startVerifierWorld, type VerifierWorld } from '../verifier/verifier-helpers.ts';
-import { es256Verifies, fetchTrusting } from './federation-test-helpers.ts';
+import { answer, callbacks } from '../verifier/test-wallet.ts';
+import {
+  presentSdJwt,
+  sdJwtQuery,
+  startVerifierWorld,
+  type VerifierWorld,
+} from '../verifier/verifier-helpers.ts';
+import { fetchTrusting, resolveWithCore } from './federation-test-helpers.ts';
 
 /**
  * Tenant verifiers as federation entities (issue #41): after `coffer federation enable` under a
@@ -161,19 +170,7 @@ for (const kind of DATABASE_KINDS) {
       ]);
       assert.deepEqual(await (await get('/federation/list?entity_type=openid_credential_issuer')).json(), []);
 
-      const globalFetch = globalThis.fetch;
-      globalThis.fetch = trustedFetch;
-      let chains: Awaited<ReturnType<typeof resolveTrustChains>>;
-      try {
-        chains = await resolveTrustChains({
-          entityId: verifierId,
-          trustAnchorEntityIds: [anchor.id],
-          verifyJwtCallback: es256Verifies,
-          fetchCallback: trustedFetch,
-        } as any);
-      } finally {
-        globalThis.fetch = globalFetch;
-      }
+      const chains = await resolveWithCore(verifierId, anchor.id, trustedFetch);
       assert.equal(chains.length, 1, 'one chain');
       const [chain] = chains as any[];
       const links = chain.chain.map((statement: any) => `${statement.iss} > ${statement.sub}`);
@@ -231,6 +228,54 @@ for (const kind of DATABASE_KINDS) {
       const requestKey = (decodeJwt(jwt) as any).client_metadata.jwks.keys[0];
       assert.equal(requestKey.kid, published.find((key: JWK) => key.use === 'enc').kid);
       assert.notEqual(requestUri, again.body.data.request_uri);
+    });
+
+    test('@openid4vc/openid4vp as the wallet: the request verifies with the federation metadata, the answer is encrypted to its static key', async () => {
+      const holder = await generateKeyPair('ES256', { extractable: true });
+      const credential = await issueSdJwtVc(world.issuer, {
+        holderJwk: (await exportJWK(holder.publicKey)) as JsonWebKey,
+      });
+      const created = await world.createRequest({
+        dcql_query: pidQuery,
+        client_id_prefix: 'openid_federation',
+      });
+      assert.equal(created.status, 201, created.text);
+      const clientId = new URL(created.body.data.authorization_request).searchParams.get('client_id')!;
+      const jwt = await requestObjectAt(created.body.data.request_uri);
+      // The wallet's view of the verifier: its metadata resolved through the federation, not the request.
+      const [chain] = (await resolveWithCore(verifierId, anchor.id, trustedFetch)) as any[];
+      const published = chain.resolvedLeafMetadata.openid_credential_verifier.jwks.keys as JWK[];
+      const resolution = await resolveOpenid4vpAuthorizationRequest({
+        authorizationRequestPayload: { client_id: clientId, request: jwt },
+        callbacks: {
+          ...callbacks,
+          verifyJwt: async (signer: any, { compact }: { compact: string }) => {
+            const key = published.find((k) => k.use === 'sig' && k.kid === signer.kid);
+            if (signer.method !== 'federation' || !key) return { verified: false as const };
+            try {
+              await compactVerify(compact, await importJWK(key, signer.alg));
+              return { verified: true as const, signerJwk: key };
+            } catch {
+              return { verified: false as const };
+            }
+          },
+        },
+      } as any);
+      assert.equal((resolution.client as any).prefix, 'openid_federation');
+      const payload = resolution.authorizationRequestPayload as any;
+      const presentation = await presentSdJwt(credential, { given_name: true }, holder, {
+        aud: clientId,
+        nonce: payload.nonce,
+      });
+      const encryption = published.find((k) => k.use === 'enc')!;
+      const posted = await answer(
+        { payload: { ...payload, client_metadata: { jwks: { keys: [encryption] } } }, clientId, jwt } as any,
+        { pid: [presentation] },
+      );
+      assert.equal(posted.status, 200, JSON.stringify(posted.body));
+      const result = await world.readResult(created.body.data.id);
+      assert.equal(result.body.data.status, 'verified', JSON.stringify(result.body.data));
+      assert.equal(result.body.data.credentials.pid[0].claims.given_name, 'Ada');
     });
 
     test("a request object for tenant A signed with tenant B's key is refused by the wallet", async () => {
