@@ -95,7 +95,7 @@ import {
 import { createUserInserter, findUserById } from './users/user-repository.ts';
 import { userRoutes } from './users/user-routes.ts';
 import { profileContext } from './users/user-service.ts';
-import { requestIdOfResponseUri } from './verifier/request-object.ts';
+import { requestIdOfResponseUri, VP_FORMATS_SUPPORTED } from './verifier/request-object.ts';
 import { startVerifierWorker } from './verifier/verifier-callbacks.ts';
 import type { VerifierDeps } from './verifier/verifier-deps.ts';
 import { createVerifierWriters, linkRequestToAccounts } from './verifier/verifier-repository.ts';
@@ -532,6 +532,9 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     cipher,
     publicUrl: config.publicUrl,
     now: () => new Date(),
+    vpFormatsSupported: VP_FORMATS_SUPPORTED,
+    anchors: federationAnchors,
+    fetchStatement: outboundStatementFetcher(outbound),
   });
   tokens.grantExtensions.push(preAuthorizedGrant(issuer), issuerAuthorizationCodeGrant(issuer));
   authorizationExtensions.push(issuerAuthorization(issuer, interactions));

@@ -39,7 +39,11 @@ export type ErrorCode =
   | 'invalid_transaction_id'
   | 'issuance_pending'
   | 'invalid_notification_id'
-  | 'invalid_notification_request';
+  | 'invalid_notification_request'
+  // OpenID Federation 1.0 §8.9: the resolve endpoint's answers
+  | 'invalid_subject'
+  | 'invalid_trust_anchor'
+  | 'invalid_trust_chain';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -74,6 +78,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   issuance_pending: 400,
   invalid_notification_id: 400,
   invalid_notification_request: 400,
+  invalid_subject: 404,
+  invalid_trust_anchor: 404,
+  invalid_trust_chain: 400,
 };
 
 export interface ErrorDetail {

@@ -376,6 +376,14 @@ export interface FederationEntityKeysTable {
   created_at: string;
 }
 
+/** A tenant verifier's static response encryption key (ECDH-ES P-256), sealed. */
+export interface FederationEncryptionKeysTable {
+  client_id: number;
+  kid: string;
+  key_sealed: string;
+  created_at: string;
+}
+
 /** An issuer's earlier ES256 key, kept only to sign its own status lists (status-lists.ts). */
 export interface IssuerRetiredKeysTable {
   id: string;
@@ -519,6 +527,7 @@ export interface Database {
   federation_keys: FederationKeysTable;
   federation_settings: FederationSettingsTable;
   federation_entity_keys: FederationEntityKeysTable;
+  federation_encryption_keys: FederationEncryptionKeysTable;
   issuer_configurations: IssuerConfigurationsTable;
   issuer_offers: IssuerOffersTable;
   issuer_offer_events: IssuerOfferEventsTable;

@@ -15,6 +15,7 @@ export const ACTIVATION_DELAY_MS = 86_400_000;
 
 export const federationKeyContext = (kid: string) => `federation/keys/${kid}`;
 export const entityKeyContext = (clientId: number) => `federation/entities/${clientId}`;
+export const encryptionKeyContext = (clientId: number) => `federation/entities/${clientId}/encryption`;
 
 /** A new ES256 key, named by its JWK thumbprint (RFC 7638). */
 export async function newFederationKey(): Promise<{ kid: string; privateJwk: JWK }> {
@@ -22,6 +23,23 @@ export async function newFederationKey(): Promise<{ kid: string; privateJwk: JWK
   const privateJwk = await exportJWK(privateKey);
   return { kid: await calculateJwkThumbprint(privateJwk), privateJwk };
 }
+
+/** A new ECDH-ES P-256 key to which wallets encrypt their answers, named by its thumbprint. */
+export async function newEncryptionKey(): Promise<{ kid: string; privateJwk: JWK }> {
+  const { privateKey } = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
+  const privateJwk = await exportJWK(privateKey);
+  return { kid: await calculateJwkThumbprint(privateJwk), privateJwk };
+}
+
+export const publicEncryptionJwkOf = (privateJwk: JWK, kid: string): JWK => ({
+  kty: privateJwk.kty!,
+  crv: privateJwk.crv!,
+  x: privateJwk.x!,
+  y: privateJwk.y!,
+  kid,
+  alg: 'ECDH-ES',
+  use: 'enc',
+});
 
 export const publicJwkOf = (privateJwk: JWK, kid: string): JWK => ({
   kty: privateJwk.kty!,

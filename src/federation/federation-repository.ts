@@ -1,5 +1,10 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { Database, FederationEntityKeysTable, FederationKeysTable } from '../db/schema.ts';
+import type {
+  Database,
+  FederationEncryptionKeysTable,
+  FederationEntityKeysTable,
+  FederationKeysTable,
+} from '../db/schema.ts';
 
 export const findFederationSettings = (db: Kysely<Database>) =>
   db.selectFrom('federation_settings').selectAll().where('id', '=', 1).executeTakeFirst();
@@ -59,4 +64,40 @@ export const findIssuerEntity = (db: Kysely<Database>, clientId: number) =>
     .innerJoin('clients', 'clients.client_id', 'issuers.client_id')
     .select(['issuers.client_id', 'issuers.chain_pem', 'clients.name'])
     .where('issuers.client_id', '=', clientId)
+    .executeTakeFirst();
+
+export const findEncryptionKey = (db: Kysely<Database>, clientId: number) =>
+  db
+    .selectFrom('federation_encryption_keys')
+    .selectAll()
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+
+/** As insertEntityKey: the first key made wins a race, the loser reads it back. */
+export async function insertEncryptionKey(
+  db: Kysely<Database>,
+  row: Insertable<FederationEncryptionKeysTable>,
+) {
+  await db
+    .insertInto('federation_encryption_keys')
+    .values(row)
+    .onConflict((oc) => oc.column('client_id').doNothing())
+    .execute();
+}
+
+/** Tenant verifiers: subordinates too, with the certificate chains of their request-signing keys. */
+export const listVerifierEntities = (db: Kysely<Database>) =>
+  db
+    .selectFrom('verifiers')
+    .innerJoin('clients', 'clients.client_id', 'verifiers.client_id')
+    .select(['verifiers.client_id', 'verifiers.chain_pem', 'clients.name'])
+    .orderBy('verifiers.client_id')
+    .execute();
+
+export const findVerifierEntity = (db: Kysely<Database>, clientId: number) =>
+  db
+    .selectFrom('verifiers')
+    .innerJoin('clients', 'clients.client_id', 'verifiers.client_id')
+    .select(['verifiers.client_id', 'verifiers.chain_pem', 'clients.name'])
+    .where('verifiers.client_id', '=', clientId)
     .executeTakeFirst();

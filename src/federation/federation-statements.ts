@@ -55,7 +55,8 @@ export function subordinateStatementClaims(input: {
   };
 }
 
-export const signStatement = (claims: Record<string, unknown>, signer: StatementSigner) =>
-  new SignJWT(claims)
-    .setProtectedHeader({ alg: 'ES256', typ: 'entity-statement+jwt', kid: signer.kid })
-    .sign(signer.privateKey);
+export const signStatement = (
+  claims: Record<string, unknown>,
+  signer: StatementSigner,
+  typ = 'entity-statement+jwt',
+) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ, kid: signer.kid }).sign(signer.privateKey);

@@ -3,7 +3,11 @@ import {
   issuerDisplayContext,
   notificationContext,
 } from '../credentials/held-credential-contexts.ts';
-import { entityKeyContext, federationKeyContext } from '../federation/federation-keys.ts';
+import {
+  encryptionKeyContext as entityEncryptionKeyContext,
+  entityKeyContext,
+  federationKeyContext,
+} from '../federation/federation-keys.ts';
 import { deferredContext } from '../issuer/credential-endpoint.ts';
 import { bbsContext, es256Context } from '../issuer/issuer-keys.ts';
 import { offerClaimsContext } from '../issuer/offers.ts';
@@ -179,6 +183,13 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     key: 'client_id',
     extra: [],
     aad: (r) => entityKeyContext(Number(r['k'])),
+  },
+  {
+    table: 'federation_encryption_keys',
+    column: 'key_sealed',
+    key: 'client_id',
+    extra: [],
+    aad: (r) => entityEncryptionKeyContext(Number(r['k'])),
   },
   {
     // An earlier key of the issuer, kept for its status lists: sealed as it was in issuers.

@@ -80,12 +80,12 @@ function contentEncryptionFor(walletMetadata: Record<string, unknown> | undefine
 
 /**
  * The signed request object (RFC 9101, OpenID4VP §5): `typ` oauth-authz-req+jwt, the verifier's
- * chain in `x5c`, the request as the tenant made it, and a key made for this request only to
+ * chain in `x5c` (or, for openid_federation, the `kid` its Entity Configuration lists), the request as the tenant made it, and a key made for this request only to
  * which the wallet encrypts its answer.
  */
 export async function signRequestObject(
   deps: Pick<VerifierDeps, 'config' | 'now'>,
-  verifier: { key: KeyObject; identity: VerifierIdentity },
+  verifier: { key: KeyObject; identity: VerifierIdentity; kid: string },
   row: Pick<VerifierRequestRow, 'id' | 'nonce' | 'state' | 'expires_at'>,
   stored: StoredRequest,
   wallet: { nonce?: string | undefined; metadata?: Record<string, unknown> | undefined },
@@ -118,7 +118,10 @@ export async function signRequestObject(
   const nowSeconds = Math.floor(deps.now().getTime() / 1000);
   return signCompactJws(
     verifier.identity.algorithm as EcdsaAlgorithm,
-    { typ: 'oauth-authz-req+jwt', x5c: verifier.identity.x5c },
+    // A federation verifier's key is known by its kid in the verifier's Entity Configuration.
+    stored.clientId.startsWith('openid_federation:')
+      ? { typ: 'oauth-authz-req+jwt', kid: verifier.kid }
+      : { typ: 'oauth-authz-req+jwt', x5c: verifier.identity.x5c },
     {
       ...claims,
       aud: audienceOf(wallet.metadata),

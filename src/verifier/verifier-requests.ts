@@ -6,8 +6,9 @@ import {
   randomBytes,
 } from 'node:crypto';
 import { DcqlQuery } from 'dcql';
-import type { JWK } from 'jose';
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import { CofferError } from '../errors.ts';
+import { federationVerifierOf } from '../federation/federation-service.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
 import { parseCertificate } from '../keys/certificate-chain.ts';
 import { createLru } from '../lru.ts';
@@ -35,6 +36,8 @@ export interface VerifierSigner {
   /** The private key, imported once for signing (a KeyObject: node:crypto signs it in one call). */
   key: KeyObject;
   identity: VerifierIdentity;
+  /** The key's JWK thumbprint: its kid in the verifier's federation Entity Configuration. */
+  kid: string;
 }
 
 /**
@@ -60,7 +63,8 @@ export async function verifierOf(deps: VerifierDeps, clientId: number): Promise<
       const privateJwk = JSON.parse(deps.cipher.decrypt(row.key_sealed, verifierKeyContext(clientId))) as JWK;
       const identity = verifierIdentity(row.chain_pem, privateJwk as never, deps.config.publicUrl);
       const key = createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' });
-      return { name: row.name, privateJwk, key, identity };
+      const kid = await calculateJwkThumbprint(identity.leaf.publicKey.export({ format: 'jwk' }) as JWK);
+      return { name: row.name, privateJwk, key, identity, kid };
     })();
     openedVerifiers.set(cacheKey, opened);
   }
@@ -184,7 +188,18 @@ export async function createVerifierRequest(
   const responseMode = checkModes(body);
   const prefix =
     body.client_id_prefix ?? (verifier.identity.clientIds.x509_san_dns ? 'x509_san_dns' : 'x509_hash');
-  const verifierClientId = verifier.identity.clientIds[prefix];
+  // As a federation entity the verifier is named by its Entity Identifier, and wallets encrypt to
+  // the static key its Entity Configuration publishes (they ignore client_metadata, §5.9.3).
+  const federation =
+    prefix === 'openid_federation'
+      ? await federationVerifierOf(
+          { db: deps.db, cipher: deps.cipher, publicUrl: deps.config.publicUrl, now: deps.now },
+          clientId,
+        )
+      : undefined;
+  const verifierClientId = federation
+    ? `openid_federation:${federation.entityId}`
+    : verifier.identity.clientIds[prefix as 'x509_san_dns' | 'x509_hash'];
   if (!verifierClientId) {
     throw invalid(
       'client_id_prefix',
@@ -197,10 +212,8 @@ export async function createVerifierRequest(
   const redirectUri = checkTarget(body.redirect_uri, 'redirect_uri', deps);
   const callbackUrl = checkTarget(body.callback_url, 'callback_url', deps);
 
-  // node:crypto makes the pair synchronously; WebCrypto's promise round trips cost more than the key.
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const kid = randomBytes(12).toString('base64url');
-  const encryptionJwk = { ...(publicKey.export({ format: 'jwk' }) as JWK), kid, use: 'enc', alg: 'ECDH-ES' };
+  const encryption = federation?.encryption ?? requestEncryptionKey();
+  const encryptionJwk = encryption.publicJwk;
   const id = randomBytes(16).toString('base64url');
   const now = deps.now();
   const expiresAt = new Date(now.getTime() + (body.expires_in ?? DEFAULT_EXPIRES_IN) * 1000).toISOString();
@@ -224,8 +237,9 @@ export async function createVerifierRequest(
     request: JSON.stringify(stored),
     nonce: randomBytes(32).toString('base64url'),
     state: randomBytes(16).toString('base64url'),
+    // The request's own copy, sealed to it: the response is decrypted the same way for every prefix.
     encryption_key_sealed: deps.cipher.encrypt(
-      JSON.stringify(privateKey.export({ format: 'jwk' })),
+      JSON.stringify(encryption.privateJwk),
       encryptionKeyContext(id),
     ),
     wallet_nonce: null,
@@ -261,6 +275,17 @@ export async function createVerifierRequest(
     ...(isHaipShaped(stored)
       ? { haip_authorization_request: authorizationRequestOf(verifierClientId, requestUri, 'haip') }
       : {}),
+  };
+}
+
+/** A key made for one request only, to which the wallet encrypts its answer. */
+function requestEncryptionKey(): { privateJwk: JWK; publicJwk: JWK } {
+  // node:crypto makes the pair synchronously; WebCrypto's promise round trips cost more than the key.
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const kid = randomBytes(12).toString('base64url');
+  return {
+    privateJwk: privateKey.export({ format: 'jwk' }) as JWK,
+    publicJwk: { ...(publicKey.export({ format: 'jwk' }) as JWK), kid, use: 'enc', alg: 'ECDH-ES' },
   };
 }
 

@@ -5,9 +5,13 @@ export const CreateVerifierRequestBody = Type.Object(
   {
     dcql_query: Type.Object({}, { additionalProperties: true, description: 'A DCQL query (OpenID4VP §6).' }),
     client_id_prefix: Type.Optional(
-      Type.Union([Type.Literal('x509_san_dns'), Type.Literal('x509_hash')], {
-        description: 'x509_san_dns when the certificate names the service host (default), else x509_hash.',
-      }),
+      Type.Union(
+        [Type.Literal('x509_san_dns'), Type.Literal('x509_hash'), Type.Literal('openid_federation')],
+        {
+          description:
+            "x509_san_dns when the certificate names the service host (default), else x509_hash. openid_federation (when an operator ran `coffer federation enable`): the client_id is the tenant verifier's Entity Identifier (PUBLIC_URL/verifiers/{client}), the request object is signed with the key its Entity Configuration publishes (kid, no x5c), and wallets encrypt to its static published encryption key.",
+        },
+      ),
     ),
     response_mode: Type.Optional(
       Type.Union(

@@ -1,7 +1,5 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
 import assert from 'node:assert/strict';
-import { createPublicKey, verify } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { resolveTrustChains } from '@openid-federation/core';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, type JWK } from 'jose';
@@ -15,8 +13,10 @@ import {
 } from '../../src/trust/federation/federation-resolver.ts';
 import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { startSecondInstance } from '../helpers/server.ts';
 import { type InteropIssuer, startInteropIssuer } from '../issuer/test-wallet.ts';
 import { startTestFederation, type TestEntity, type TestFederation } from '../trust/test-federation.ts';
+import { es256Verifies, fetchTrusting } from './federation-test-helpers.ts';
 
 /**
  * Coffer as its tenants' federation intermediate (issue #41): after `coffer federation enable`
@@ -26,38 +26,6 @@ import { startTestFederation, type TestEntity, type TestFederation } from '../tr
  * own; the resolved metadata names the key that signs the tenant's credentials. Keys rotate with
  * an overlap; bad fetches are 4xx.
  */
-
-/** fetch over HTTPS trusting the given CAs only (the TLS front's and the federation's). */
-const fetchTrusting =
-  (cas: string[]): typeof fetch =>
-  async (input) => {
-    const target = new URL(input instanceof Request ? input.url : String(input));
-    return new Promise<Response>((resolve, reject) => {
-      const sent = httpsRequest(target, { method: 'GET', ca: cas }, (answer) => {
-        const chunks: Buffer[] = [];
-        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-        answer.on('end', () => {
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(answer.headers))
-            if (typeof value === 'string') headers.set(name, value);
-          resolve(new Response(Buffer.concat(chunks), { status: answer.statusCode ?? 500, headers }));
-        });
-      });
-      sent.on('error', reject);
-      sent.end();
-    });
-  };
-
-const es256Verifies = async (options: { data: Uint8Array; signature: Uint8Array; jwk: unknown }) =>
-  verify(
-    'sha256',
-    options.data,
-    {
-      key: createPublicKey({ key: options.jwk as JWK & { kty: string }, format: 'jwk' }),
-      dsaEncoding: 'ieee-p1363',
-    },
-    options.signature,
-  );
 
 for (const kind of DATABASE_KINDS) {
   describe(`Coffer as a federation intermediate, on ${kind}`, () => {
@@ -194,6 +162,31 @@ for (const kind of DATABASE_KINDS) {
         [newKid],
         'the old key is gone after the overlap',
       );
+    });
+
+    test('two instances racing to make a tenant issuer’s entity key on first use end with one key', async () => {
+      const db = world.server.database.db;
+      // As before its first use: the key made by the earlier tests goes.
+      await db.deleteFrom('federation_entity_keys').where('client_id', '=', world.clientId).execute();
+      const second = await startSecondInstance(world.server);
+      try {
+        const wellKnown = `/issuers/${world.clientId}/.well-known/openid-federation`;
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            i % 2 ? second.request('GET', wellKnown) : world.server.request('GET', wellKnown),
+          ),
+        );
+        for (const answer of answers) assert.equal(answer.status, 200, answer.text);
+        assert.equal(new Set(answers.map((answer) => decodeProtectedHeader(answer.text).kid)).size, 1);
+        const rows = await db
+          .selectFrom('federation_entity_keys')
+          .select('kid')
+          .where('client_id', '=', world.clientId)
+          .execute();
+        assert.equal(rows.length, 1);
+      } finally {
+        await second.close();
+      }
     });
   });
 }

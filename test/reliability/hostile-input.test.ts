@@ -1458,7 +1458,10 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       fc.record(
         {
           dcql_query: fc.constant(VERIFIER_QUERY),
-          client_id_prefix: fc.oneof(fc.constantFrom('x509_san_dns', 'x509_hash'), nasty),
+          client_id_prefix: fc.oneof(
+            fc.constantFrom('x509_san_dns', 'x509_hash', 'openid_federation'),
+            nasty,
+          ),
           redirect_uri: target,
           callback_url: target,
           expires_in: fc.oneof(fc.integer({ min: -5, max: 4000 }), nastyValue),
@@ -2237,7 +2240,7 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
-  test('the federation endpoints: entity configurations, the fetch endpoint and the list', async () => {
+  test('the federation endpoints: entity configurations, fetch, list and resolve', async () => {
     const targets = await issuerSetup();
     const publicUrl = server.env['PUBLIC_URL']!;
     await enableFederation(
@@ -2268,6 +2271,8 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
         encodeURIComponent(`${publicUrl}/issuers/${subClientId}`),
         encodeURIComponent(`${publicUrl}/issuers/99999999999`),
         encodeURIComponent(`${publicUrl}/issuers/1/../2`),
+        encodeURIComponent(`${publicUrl}/verifiers/${targets.clientId}`),
+        encodeURIComponent(`${publicUrl}/verifiers/99999999999`),
         encodeURIComponent(publicUrl),
         encodeURIComponent('https://elsewhere.example/issuers/1'),
         '',
@@ -2275,12 +2280,18 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       ),
     );
     await check(
-      fc.asyncProperty(clientIds, subs, fc.nat(3), async (clientId, sub, which) => {
+      fc.asyncProperty(clientIds, subs, subs, fc.nat(6), async (clientId, sub, anchor, which) => {
         const probes: Probe[] = [
           { method: 'GET', path: `/issuers/${clientId}/.well-known/openid-federation` },
+          { method: 'GET', path: `/verifiers/${clientId}/.well-known/openid-federation` },
           { method: 'GET', path: `/federation/fetch?sub=${sub}` },
           { method: 'GET', path: '/federation/list' },
+          {
+            method: 'GET',
+            path: `/federation/list?entity_type=${anchor}&entity_type=${sub}&intermediate=${sub}`,
+          },
           { method: 'GET', path: '/.well-known/openid-federation' },
+          { method: 'GET', path: `/federation/resolve?sub=${sub}&trust_anchor=${anchor}&entity_type=${sub}` },
         ];
         await send(probes[which]!);
       }),

@@ -34,7 +34,7 @@ export function useFetch(fetcher: typeof fetch): void {
   walletFetch = fetcher;
 }
 
-const callbacks = {
+export const callbacks = {
   hash: (data: Uint8Array, alg: string) =>
     createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
   fetch: ((input: string | URL | Request, init?: RequestInit) => walletFetch(input, init)) as typeof fetch,

@@ -38,7 +38,10 @@ export interface VerifierWorld extends Tenant {
    * Another tenant: made a verifier with a certificate of its own whose dNSNames are `dnsNames`
    * (none: it can be only x509_hash), or left an ordinary client with `verifier: false`.
    */
-  addTenant(name: string, verifier: { dnsNames: string[] } | false): Promise<Tenant>;
+  addTenant(
+    name: string,
+    verifier: { dnsNames: string[] } | false,
+  ): Promise<Tenant & { verifier?: { ca: Certified; leaf: Certified } }>;
   close(): Promise<void>;
 }
 
@@ -135,8 +138,11 @@ export async function startVerifierWorld(
       server.request('GET', `/v1/verifier/requests/${id}${query}`, { headers: { 'x-api-token': token } }),
     async addTenant(name, verifierOptions) {
       const tenant = await server.createMaster(name);
-      if (verifierOptions) await enableVerifier(server, dir, tenant.clientId, verifierOptions.dnsNames);
-      return tenant;
+      if (!verifierOptions) return tenant;
+      return {
+        ...tenant,
+        verifier: await enableVerifier(server, dir, tenant.clientId, verifierOptions.dnsNames),
+      };
     },
     front,
     verifierAnchors,
