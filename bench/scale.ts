@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { fastBbs } from '../src/bbs/index.ts';
-import { credentialContext } from '../src/credentials/credential-service.ts';
+import { credentialContext, readPrepared } from '../src/credentials/credential-service.ts';
 import type { SecuredDocument } from '../src/formats/ldp-vc/bbs-2023/shared.ts';
 import { SESSION_COOKIE } from '../src/interaction/session-cookie.ts';
 import { insertSession } from '../src/interaction/session-repository.ts';
@@ -85,7 +85,7 @@ async function mixedCredentials(did: string, perFormat: number): Promise<Array<S
 }
 
 /** The pool holder's credentials as the service stored them: what filler accounts get re-encrypted. */
-async function credentialPool(
+export async function credentialPool(
   server: BenchServer,
   holder: Holder,
   perFormat: number,
@@ -94,7 +94,7 @@ async function credentialPool(
   return withServerState(server, async ({ database, store }) => {
     const rows = await database.db
       .selectFrom('credentials')
-      .select(['credential_id', 'cid', 'content_hash', 'format'])
+      .select(['credential_id', 'cid', 'content_hash', 'format', 'prepared_cid'])
       .where('user_id', '=', holder.user.user_id)
       .execute();
     return Promise.all(
@@ -103,6 +103,7 @@ async function credentialPool(
         content_hash: row.content_hash,
         format: row.format,
         stored: await store.getEncrypted(row.cid, credentialContext(holder.did)),
+        prepared: await readPrepared(store, holder.did, row.prepared_cid),
       })),
     );
   });

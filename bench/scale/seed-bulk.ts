@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Insertable, Kysely } from 'kysely';
 import { createClient } from '../../src/clients/client-admin.ts';
-import { credentialContext } from '../../src/credentials/credential-service.ts';
+import { credentialContext, preparedContext } from '../../src/credentials/credential-service.ts';
 import type { Database } from '../../src/db/schema.ts';
 import { createEmailIndex } from '../../src/keys/blind-index.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
@@ -41,6 +41,8 @@ const FILL_LIMIT = LIST_SIZE / 8;
  */
 export interface PoolCredential {
   stored: unknown;
+  /** Its prepared bbs-2023 statements (ldp_vc), as the service stored them beside it. */
+  prepared: unknown;
   credential_id: string;
   content_hash: string;
   format: string;
@@ -186,7 +188,12 @@ export async function growTo(
           },
         });
       }
-      const credentialRows: Array<{ did: string; credential: PoolCredential; cid: string }> = [];
+      const credentialRows: Array<{
+        did: string;
+        credential: PoolCredential;
+        cid: string;
+        preparedCid: string | null;
+      }> = [];
       const history: Insertable<Database['wallet_history']>[] = [];
       for (const account of accounts) {
         for (let j = 0; j < CREDENTIALS_PER_ACCOUNT; j++) {
@@ -195,6 +202,10 @@ export async function growTo(
             did: account.did,
             credential,
             cid: await putBlock(credential.stored, credentialContext(account.did)),
+            preparedCid:
+              credential.prepared === undefined
+                ? null
+                : await putBlock(credential.prepared, preparedContext(account.did)),
           });
         }
       }
@@ -221,7 +232,7 @@ export async function growTo(
         await insertMany(
           tx,
           'credentials',
-          credentialRows.map(({ did, credential, cid }) => ({
+          credentialRows.map(({ did, credential, cid, preparedCid }) => ({
             user_id: ids.get(did)!,
             credential_id: credential.credential_id,
             cid,
@@ -229,7 +240,7 @@ export async function growTo(
             issuer_client_id: null,
             created_at: now,
             format: credential.format,
-            prepared_cid: null,
+            prepared_cid: preparedCid,
           })),
         );
         for (const { did, credential } of credentialRows) {
