@@ -190,6 +190,48 @@ async function databaseBytes(server: BenchServer): Promise<number> {
   }
 }
 
+/** Sequential scans and the rows they read, per table of the PostgreSQL schema (cumulative). */
+async function sequentialScans(server: BenchServer): Promise<Map<string, { scans: number; rows: number }>> {
+  const scans = new Map<string, { scans: number; rows: number }>();
+  const url = server.env['DATABASE_URL'];
+  if (!url) return scans;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // Statistics reach the views when a backend reports them (at most a second late).
+    await new Promise((r) => setTimeout(r, 1500));
+    const { rows } = await client.query(
+      `select relname, seq_scan, seq_tup_read from pg_stat_user_tables where schemaname = current_schema()`,
+    );
+    for (const row of rows)
+      scans.set(row.relname, { scans: Number(row.seq_scan), rows: Number(row.seq_tup_read) });
+  } finally {
+    await client.end();
+  }
+  return scans;
+}
+
+/**
+ * The tables read by sequential scans during the measured requests, most rows first: a table the
+ * seeding grows that shows up here is read whole by some request.
+ */
+function scanReport(
+  before: Map<string, { scans: number; rows: number }>,
+  after: Map<string, { scans: number; rows: number }>,
+): string {
+  return [...after]
+    .map(([table, a]) => ({
+      table,
+      scans: a.scans - (before.get(table)?.scans ?? 0),
+      rows: a.rows - (before.get(table)?.rows ?? 0),
+    }))
+    .filter((d) => d.rows > 0)
+    .sort((x, y) => y.rows - x.rows)
+    .slice(0, 8)
+    .map((d) => `${d.table} ${d.scans} scans, ${d.rows} rows`)
+    .join('; ');
+}
+
 /** One figure per size, in the order of the sizes. */
 type Figures = Map<string, number[]>;
 
@@ -334,6 +376,7 @@ export async function runScaleBenchmark(options: {
           () => expect(fetch(`${server.url}/wallet`, { headers: { cookie } }), 200, 'wallet page'),
         ],
       ];
+      const scansBefore = await sequentialScans(server);
       for (const [name, roundTrip] of requests) {
         const r = await measureRoundTrips(server, roundTrip, connections, options.duration, warmUp);
         put(`${name}: p50 ms`, index, r.p50);
@@ -342,6 +385,9 @@ export async function runScaleBenchmark(options: {
         if (r.failures > 0) notes.add(`${name}: ${r.failures} failed round trips at ${size}`);
         console.error(`scale ${options.database} ${size}: ${name} p50 ${r.p50.toFixed(2)} ms`);
       }
+
+      const scanned = scanReport(scansBefore, await sequentialScans(server));
+      if (scanned) notes.add(`sequential scans during the requests at ${size}: ${scanned}`);
 
       // The CLI's start (about a second) and the setup's own rows are fixed costs: the growth from the
       // previous size is what scales, so durations and bytes are also given per row added since then.
