@@ -39,6 +39,24 @@ const statements: Array<[string, Compilable]> = [
     db.selectFrom('users').selectAll().where('tenant_id', '=', 1).where('wallet_address', '=', '0x1'),
   ],
   [
+    'wallet page, the accounts of a wallet identity (users/user-repository.ts findAccountsOfIdentity)',
+    db
+      .selectFrom('users')
+      .select(['user_id', 'did', 'email_index'])
+      .where((eb) => eb.or([eb('wallet_address', '=', '0x1')]))
+      .orderBy('user_id')
+      .limit(50),
+  ],
+  [
+    'wallet page, the accounts of an e-mail identity (users/user-repository.ts findAccountsOfIdentity)',
+    db
+      .selectFrom('users')
+      .select(['user_id', 'did', 'email_index'])
+      .where((eb) => eb.or([eb('email_index', 'in', ['a', 'b'])]))
+      .orderBy('user_id')
+      .limit(50),
+  ],
+  [
     'pre-authorized token (issuer/issuer-repository.ts findOfferByCodeHash)',
     db.selectFrom('issuer_offers').selectAll().where('pre_authorized_code_hash', '=', 'x'),
   ],
