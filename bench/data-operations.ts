@@ -4,7 +4,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type BenchDatabase, startBenchServer } from './server.ts';
+import { type BenchDatabase, type BenchServer, startBenchServer } from './server.ts';
 import { percentile } from './timing.ts';
 
 const run = promisify(execFile);
@@ -64,14 +64,7 @@ export async function runDataOperationsBenchmark(options: {
     const erasureCpu = (await server.cpuMicros()) - cpuBefore;
     latencies.sort((a, b) => a - b);
 
-    const cli = async (env: Record<string, string>, ...args: string[]) => {
-      const start = performance.now();
-      const { stdout } = await run(process.execPath, [BIN, ...args, '--json'], {
-        env: { ...process.env, ...server.env, ...env },
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      return { ms: performance.now() - start, json: JSON.parse(stdout) as Record<string, unknown> };
-    };
+    const cli = (env: Record<string, string>, ...args: string[]) => timedCli(server, env, ...args);
     const archive = path.join(work, 'bench.backup');
     const backup = await cli(
       {},
@@ -127,6 +120,16 @@ export async function runDataOperationsBenchmark(options: {
     await server.stop();
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** Runs the admin CLI against the server's configuration (plus `env`), timed from the command line. */
+export async function timedCli(server: BenchServer, env: Record<string, string>, ...args: string[]) {
+  const start = performance.now();
+  const { stdout } = await run(process.execPath, [BIN, ...args, '--json'], {
+    env: { ...process.env, ...server.env, ...env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { ms: performance.now() - start, json: JSON.parse(stdout) as Record<string, unknown> };
 }
 
 async function timed(work: () => Promise<unknown>): Promise<number> {

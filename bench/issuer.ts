@@ -25,7 +25,7 @@ import { measureRoundTrips, type RoundTripFigures } from './timing.ts';
 type Json = any;
 
 const FORMATS = ['dc+sd-jwt', 'mso_mdoc', 'ldp_vc'] as const;
-type Format = (typeof FORMATS)[number];
+export type Format = (typeof FORMATS)[number];
 const TARGET_MS: Record<Format, number> = { 'dc+sd-jwt': 3, mso_mdoc: 5, ldp_vc: 10 };
 const CLAIMS = 10;
 /** Untimed issuances per format and issuer before the timed runs. */
@@ -36,14 +36,14 @@ const STEP_SECONDS = 12;
 const MDOC_NAMESPACE = 'org.example.bench.1';
 
 /** A person's claims, different for every issuance, in the shape each format takes them. */
-function claimsOf(format: Format, n: number): Record<string, unknown> {
+export function claimsOf(format: Format, n: number): Record<string, unknown> {
   const flat = Object.fromEntries(
     Array.from({ length: CLAIMS }, (_, i) => [`claim_${i}`, `person ${n} value ${i}`]),
   );
   return format === 'mso_mdoc' ? { [MDOC_NAMESPACE]: flat } : flat;
 }
 
-interface Target {
+export interface Target {
   name: string;
   cpuMicros(): Promise<number>;
   /** Creates an offer for `claims` as the tenant; answers the offer URI (fetchable from here). */
@@ -64,7 +64,7 @@ async function tenantPost(url: string, headers: Record<string, string>, body: un
   return response.json();
 }
 
-async function cofferTarget(server: Awaited<ReturnType<typeof startBenchServer>>): Promise<Target> {
+export async function cofferTarget(server: Awaited<ReturnType<typeof startBenchServer>>): Promise<Target> {
   const created = (await server.coffer('client', 'create', '--name', 'Bench university', '--master')) as {
     client_id: number;
     api_token: string;
@@ -161,7 +161,9 @@ async function startPeer(): Promise<{ target: Target; stop(): Promise<void> }> {
   };
 }
 
-async function proofKeys(count: number) {
+export type ProofKey = Awaited<ReturnType<typeof proofKeys>>[number];
+
+export async function proofKeys(count: number) {
   return Promise.all(
     Array.from({ length: count }, async () => {
       const keys = await generateKeyPair('ES256', { extractable: true });
@@ -170,9 +172,62 @@ async function proofKeys(count: number) {
   );
 }
 
+/** Called between the steps of an issuance (the per-step breakdown); a no-op in the timed runs. */
+type StepMark = (step: IssuanceStep) => Promise<void>;
+const noMark: StepMark = async () => {};
+
+/**
+ * One pre-authorized issuance as a wallet does it: the tenant's offer for person `n`, the offer
+ * fetched by reference, the code exchanged, a c_nonce, the credential asked for with one jwt proof.
+ */
+export async function preAuthorizedIssuance(
+  target: Target,
+  format: Format,
+  key: ProofKey,
+  n: number,
+  mark: StepMark = noMark,
+): Promise<void> {
+  await mark('start');
+  const offerUri = await target.createOffer(format, claimsOf(format, n));
+  await mark('offer created');
+  const offer = (await (await fetch(target.local(offerUri))).json()) as Json;
+  await mark('offer fetched');
+  const code = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'];
+  const token = await fetch(target.tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+      'pre-authorized_code': code,
+    }).toString(),
+  });
+  if (token.status !== 200) throw new Error(`token: ${token.status} ${await token.text()}`);
+  const { access_token: accessToken } = (await token.json()) as Json;
+  await mark('token');
+  const issuerId = offer.credential_issuer as string;
+  const nonce = await fetch(target.local(`${issuerId}/nonce`), { method: 'POST' });
+  const { c_nonce: cNonce } = (await nonce.json()) as Json;
+  await mark('nonce');
+  const proof = await new SignJWT({ aud: issuerId, nonce: cNonce, iat: Math.floor(Date.now() / 1000) })
+    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.jwk })
+    .sign(key.privateKey);
+  const credential = await fetch(target.local(`${issuerId}/credential`), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      credential_configuration_id: target.configurationId(format),
+      proofs: { jwt: [proof] },
+    }),
+  });
+  const body = (await credential.json()) as Json;
+  if (credential.status !== 200 || body.credentials?.length !== 1)
+    throw new Error(`credential: ${credential.status} ${JSON.stringify(body).slice(0, 300)}`);
+  await mark('credential');
+}
+
 type Row = RoundTripFigures & { target: string; format: Format };
 const STEPS = ['offer created', 'offer fetched', 'token', 'nonce', 'credential'] as const;
-type IssuanceStep = 'start' | (typeof STEPS)[number];
+export type IssuanceStep = 'start' | (typeof STEPS)[number];
 type StepRow = {
   target: string;
   format: Format;
@@ -194,52 +249,10 @@ export async function runIssuerBenchmark(options: {
   const keys = await proofKeys(64);
   const server = await startBenchServer(options.database, options.extraEnv);
   const peer = process.env['BENCH_ISSUER_PEER'] === '0' ? undefined : await startPeer();
+
   let counter = 0;
-
-  /** Called between the steps of an issuance (the per-step breakdown); a no-op in the timed runs. */
-  type StepMark = (step: IssuanceStep) => Promise<void>;
-  const noMark: StepMark = async () => {};
-
-  async function issuance(target: Target, format: Format, mark: StepMark = noMark): Promise<void> {
-    const n = counter++;
-    await mark('start');
-    const offerUri = await target.createOffer(format, claimsOf(format, n));
-    await mark('offer created');
-    const offer = (await (await fetch(target.local(offerUri))).json()) as Json;
-    await mark('offer fetched');
-    const code = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'];
-    const token = await fetch(target.tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
-        'pre-authorized_code': code,
-      }).toString(),
-    });
-    if (token.status !== 200) throw new Error(`token: ${token.status} ${await token.text()}`);
-    const { access_token: accessToken } = (await token.json()) as Json;
-    await mark('token');
-    const issuerId = offer.credential_issuer as string;
-    const nonce = await fetch(target.local(`${issuerId}/nonce`), { method: 'POST' });
-    const { c_nonce: cNonce } = (await nonce.json()) as Json;
-    await mark('nonce');
-    const key = keys[n % keys.length]!;
-    const proof = await new SignJWT({ aud: issuerId, nonce: cNonce, iat: Math.floor(Date.now() / 1000) })
-      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.jwk })
-      .sign(key.privateKey);
-    const credential = await fetch(target.local(`${issuerId}/credential`), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        credential_configuration_id: target.configurationId(format),
-        proofs: { jwt: [proof] },
-      }),
-    });
-    const body = (await credential.json()) as Json;
-    if (credential.status !== 200 || body.credentials?.length !== 1)
-      throw new Error(`credential: ${credential.status} ${JSON.stringify(body).slice(0, 300)}`);
-    await mark('credential');
-  }
+  const issuance = (target: Target, format: Format, mark?: StepMark) =>
+    preAuthorizedIssuance(target, format, keys[counter % keys.length]!, counter++, mark);
 
   /**
    * Server CPU per step of an issuance, one issuance at a time: the CPU counter is read between

@@ -22,7 +22,9 @@ import { type BenchDatabase, startBenchServer } from './server.ts';
  * (bench/bbs-2023.ts): in process, no server, each its own table, the last two beside the stock
  * Digital Bazaar stack. BBS_BACKEND=wasm|native picks the curve backend of every benchmark.
  * `--only=data-ops` times erasure, backup, storage collection and master-key rotation over
- * BENCH_DATA_USERS accounts (2,000; bench/data-operations.ts).
+ * BENCH_DATA_USERS accounts (2,000; bench/data-operations.ts). `--only=scale [--sizes=1e3,1e5,1e6]`
+ * grows one server per database through those sizes and tabulates every per-request cost against
+ * them (bench/scale.ts; BENCH_SCALE_SIZES when --sizes is absent).
  */
 const SCENARIOS: Record<string, Scenario> = {
   subclients: subClientList,
@@ -45,6 +47,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10,50' },
     warmup: { type: 'string', default: '2' },
+    sizes: { type: 'string' },
   },
 });
 
@@ -62,8 +65,12 @@ const IN_PROCESS = [
   'issuer',
   'data-ops',
   'telemetry',
+  'scale',
 ];
-const names = values.only ? values.only.split(',') : [...IN_PROCESS, ...Object.keys(SCENARIOS)];
+// `scale` seeds up to 10⁶ credentials: only when asked for by name.
+const names = values.only
+  ? values.only.split(',')
+  : [...IN_PROCESS.filter((n) => n !== 'scale'), ...Object.keys(SCENARIOS)];
 // Loaded only when asked for: they bring the WebAssembly curve backend and the stock library.
 if (names.includes('curve')) {
   const { runCurveBenchmark } = await import('./curve.ts');
@@ -132,6 +139,13 @@ if (names.includes('data-ops')) {
   const { runDataOperationsBenchmark } = await import('./data-operations.ts');
   const users = Number(process.env['BENCH_DATA_USERS'] ?? 2000);
   for (const database of databases) console.log(`${await runDataOperationsBenchmark({ database, users })}\n`);
+}
+
+if (names.includes('scale')) {
+  const { parseSizes, runScaleBenchmark } = await import('./scale.ts');
+  const sizes = parseSizes(values.sizes ?? process.env['BENCH_SCALE_SIZES'] ?? '1e3,1e5,1e6');
+  for (const database of databases)
+    console.log(`${await runScaleBenchmark({ database, sizes, duration })}\n`);
 }
 
 if (names.includes('issuer')) {

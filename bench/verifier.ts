@@ -40,7 +40,7 @@ import { createJwtVcIssuer } from '../test/helpers/issuers/jwt-vc-issuer.ts';
 import { issueMdoc, MDL_DOCTYPE, MDL_NAMESPACE } from '../test/helpers/issuers/mdoc-issuer.ts';
 import { issueSdJwtVc, PID_VCT, sha256 } from '../test/helpers/issuers/sd-jwt-issuer.ts';
 import { deviceKey, presentMdoc, transcriptOf } from '../test/helpers/mdoc-device-response.ts';
-import { type BenchDatabase, startBenchServer } from './server.ts';
+import { type BenchDatabase, type BenchServer, startBenchServer } from './server.ts';
 import { measureRoundTrips, type RoundTripFigures } from './timing.ts';
 
 /** Distinct credentials per format; round trips take them in turn. */
@@ -62,7 +62,7 @@ interface WalletView {
 }
 
 /** What the wallet needs to answer one request: the query to ask and how to present. */
-interface Kind {
+export interface Kind {
   format: string;
   query: Record<string, unknown>;
   trustedIssuers?: string[];
@@ -78,7 +78,7 @@ function ed25519Holder() {
   };
 }
 
-async function sdJwtKind(): Promise<Kind> {
+export async function sdJwtKind(): Promise<Kind> {
   const identity = await makeIssuerIdentity('Bench Issuer');
   const instance = new SDJwtVcInstance({ hasher: async (data) => sha256(data), hashAlg: 'sha-256' });
   const holders = await Promise.all(
@@ -117,7 +117,7 @@ async function sdJwtKind(): Promise<Kind> {
   };
 }
 
-async function mdocKind(): Promise<Kind> {
+export async function mdocKind(): Promise<Kind> {
   const identity = await makeIssuerIdentity('Bench mdoc Issuer');
   const holders = await Promise.all(
     Array.from({ length: CREDENTIALS }, async () => {
@@ -147,7 +147,7 @@ async function mdocKind(): Promise<Kind> {
   };
 }
 
-async function jwtVcKind(): Promise<Kind> {
+export async function jwtVcKind(): Promise<Kind> {
   const issuer = await createJwtVcIssuer();
   const holders = await Promise.all(
     Array.from({ length: CREDENTIALS }, async () => {
@@ -183,7 +183,7 @@ async function jwtVcKind(): Promise<Kind> {
   };
 }
 
-async function ldpKind(): Promise<Kind> {
+export async function ldpKind(): Promise<Kind> {
   const issuer = await createBenchIssuer(fastBbs);
   const operations = inProcessOperations({ bbs: fastBbs, jsonLd: benchJsonLd });
   const holders = await Promise.all(
@@ -219,16 +219,13 @@ async function ldpKind(): Promise<Kind> {
   };
 }
 
-export async function runVerifierBenchmark(options: {
-  database: BenchDatabase;
-  duration: number;
-  connections: number[];
-  /** The server's environment beyond the bench's own (tracing on, for instance). */
-  extraEnv?: Record<string, string>;
-}): Promise<{ table: string; peakRssMiB: number; rows: Row[] }> {
+/**
+ * A verifier tenant on `server` (client, `verifier enable`, the claims context) and its round trip:
+ * create a request, fetch the request object, post the encrypted answer, read the result.
+ */
+export async function prepareVerifier(server: BenchServer): Promise<(kind: Kind) => Promise<void>> {
   const contextFile = path.join(tmpdir(), `coffer-bench-context-${process.pid}.json`);
   await writeFile(contextFile, JSON.stringify(BENCH_CONTEXT));
-  const server = await startBenchServer(options.database, { RESULT_RETENTION: '0', ...options.extraEnv });
   try {
     const created = (await server.coffer('client', 'create', '--name', 'Bench shop', '--master')) as {
       client_id: number;
@@ -237,61 +234,79 @@ export async function runVerifierBenchmark(options: {
     await server.coffer('verifier', 'enable', '--client', String(created.client_id));
     await server.coffer('context', 'add', '--url', BENCH_CONTEXT_URL, '--file', contextFile);
     const api = { 'x-api-token': created.api_token, 'content-type': 'application/json' };
-    const kinds = [await ldpKind(), await sdJwtKind(), await mdocKind(), await jwtVcKind()];
     let counter = 0;
+    return (kind) => verificationRoundTrip(server, api, kind, counter++);
+  } finally {
+    await rm(contextFile, { force: true });
+  }
+}
 
-    async function roundTrip(kind: Kind): Promise<void> {
-      const made = await fetch(`${server.url}/v1/verifier/requests`, {
-        method: 'POST',
-        headers: api,
-        body: JSON.stringify({
-          dcql_query: { credentials: [kind.query] },
-          client_id_prefix: 'x509_hash',
-          ...(kind.trustedIssuers ? { trusted_issuers: kind.trustedIssuers } : {}),
-        }),
-      });
-      if (made.status !== 201) throw new Error(`create: ${made.status} ${await made.text()}`);
-      const { data } = (await made.json()) as Json;
-      const fetched = await fetch(data.request_uri, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'wallet_nonce=bench',
-      });
-      const jwt = await fetched.text();
-      const leaf = new X509Certificate(
-        Buffer.from((decodeProtectedHeader(jwt).x5c as string[])[0]!, 'base64'),
-      );
-      const { payload } = await compactVerify(jwt, leaf.publicKey);
-      const request = JSON.parse(new TextDecoder().decode(payload)) as Json;
-      const jwk = request.client_metadata.jwks.keys[0] as JWK;
-      const presentation = await kind.present(counter++, {
-        clientId: request.client_id,
-        nonce: request.nonce,
-        responseUri: request.response_uri,
-        thumbprint: Buffer.from(await calculateJwkThumbprint(jwk, 'sha256'), 'base64url'),
-      });
-      const response = await new CompactEncrypt(
-        new TextEncoder().encode(
-          JSON.stringify({
-            vp_token: { [kind.query['id'] as string]: [presentation] },
-            state: request.state,
-          }),
-        ),
-      )
-        .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid! })
-        .encrypt(await importJWK(jwk, 'ECDH-ES'));
-      const posted = await fetch(request.response_uri, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ response }).toString(),
-      });
-      if (posted.status !== 200) throw new Error(`response: ${posted.status} ${await posted.text()}`);
-      const read = await fetch(`${server.url}/v1/verifier/requests/${data.id}`, { headers: api });
-      const result = (await read.json()) as Json;
-      if (result.data.status !== 'verified')
-        throw new Error(`result: ${JSON.stringify(result.data).slice(0, 400)}`);
-    }
+async function verificationRoundTrip(
+  server: BenchServer,
+  api: Record<string, string>,
+  kind: Kind,
+  n: number,
+): Promise<void> {
+  const made = await fetch(`${server.url}/v1/verifier/requests`, {
+    method: 'POST',
+    headers: api,
+    body: JSON.stringify({
+      dcql_query: { credentials: [kind.query] },
+      client_id_prefix: 'x509_hash',
+      ...(kind.trustedIssuers ? { trusted_issuers: kind.trustedIssuers } : {}),
+    }),
+  });
+  if (made.status !== 201) throw new Error(`create: ${made.status} ${await made.text()}`);
+  const { data } = (await made.json()) as Json;
+  const fetched = await fetch(data.request_uri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'wallet_nonce=bench',
+  });
+  const jwt = await fetched.text();
+  const leaf = new X509Certificate(Buffer.from((decodeProtectedHeader(jwt).x5c as string[])[0]!, 'base64'));
+  const { payload } = await compactVerify(jwt, leaf.publicKey);
+  const request = JSON.parse(new TextDecoder().decode(payload)) as Json;
+  const jwk = request.client_metadata.jwks.keys[0] as JWK;
+  const presentation = await kind.present(n, {
+    clientId: request.client_id,
+    nonce: request.nonce,
+    responseUri: request.response_uri,
+    thumbprint: Buffer.from(await calculateJwkThumbprint(jwk, 'sha256'), 'base64url'),
+  });
+  const response = await new CompactEncrypt(
+    new TextEncoder().encode(
+      JSON.stringify({
+        vp_token: { [kind.query['id'] as string]: [presentation] },
+        state: request.state,
+      }),
+    ),
+  )
+    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid! })
+    .encrypt(await importJWK(jwk, 'ECDH-ES'));
+  const posted = await fetch(request.response_uri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ response }).toString(),
+  });
+  if (posted.status !== 200) throw new Error(`response: ${posted.status} ${await posted.text()}`);
+  const read = await fetch(`${server.url}/v1/verifier/requests/${data.id}`, { headers: api });
+  const result = (await read.json()) as Json;
+  if (result.data.status !== 'verified')
+    throw new Error(`result: ${JSON.stringify(result.data).slice(0, 400)}`);
+}
 
+export async function runVerifierBenchmark(options: {
+  database: BenchDatabase;
+  duration: number;
+  connections: number[];
+  /** The server's environment beyond the bench's own (tracing on, for instance). */
+  extraEnv?: Record<string, string>;
+}): Promise<{ table: string; peakRssMiB: number; rows: Row[] }> {
+  const server = await startBenchServer(options.database, { RESULT_RETENTION: '0', ...options.extraEnv });
+  try {
+    const roundTrip = await prepareVerifier(server);
+    const kinds = [await ldpKind(), await sdJwtKind(), await mdocKind(), await jwtVcKind()];
     const rows: Row[] = [];
     const only = process.env['BENCH_VERIFIER_FORMATS']?.split(',');
     for (const kind of kinds.filter((k) => only === undefined || only.includes(k.format))) {
@@ -318,6 +333,5 @@ export async function runVerifierBenchmark(options: {
     };
   } finally {
     await server.stop();
-    await rm(contextFile, { force: true });
   }
 }

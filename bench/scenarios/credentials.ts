@@ -12,6 +12,7 @@ import { createFormatRegistry } from '../../src/formats/registry.ts';
 import { deriveKey } from '../../src/keys/derive-key.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { logInWithWallet } from '../../src/users/user-login.ts';
+import type { UserIdentity } from '../../src/users/user-repository.ts';
 import { recordHistory } from '../../src/wallet/wallet-history.ts';
 import {
   BENCH_CONTEXT,
@@ -30,17 +31,18 @@ import type { BenchServer } from '../server.ts';
 /** The BBS implementation that signs the benchmark's credentials (not what is measured). */
 const issuingBbs = fastBbs;
 
-interface Holder {
+export interface Holder {
   did: string;
+  user: UserIdentity;
   accessToken: string;
   /** An API token of a client that may store credentials. */
   apiToken: string;
   /** Stores credentials for the holder in-process, through the service's own store function. */
-  seed(credentials: SecuredDocument[]): Promise<void>;
+  seed(credentials: Array<SecuredDocument | string>): Promise<void>;
 }
 
 /** A user of a fresh relying party, logged in (access token), and the claims context registered. */
-async function prepareHolder(server: BenchServer): Promise<Holder> {
+export async function prepareHolder(server: BenchServer): Promise<Holder> {
   const seeded = await withServerState(server, async (state) => {
     const client = await createRelyingParty(state);
     const user = await logInWithWallet(
@@ -54,6 +56,7 @@ async function prepareHolder(server: BenchServer): Promise<Holder> {
   });
   return {
     did: seeded.user.did,
+    user: seeded.user,
     accessToken: await exchangeForAccessToken(server, seeded.client, seeded.code),
     apiToken: seeded.client.api_token,
     seed: (credentials) =>
