@@ -5,6 +5,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ErasureDeps } from './accounts/account-erasure.ts';
 import { accountRoutes } from './accounts/account-routes.ts';
+import { auditRoutes } from './audit/audit-routes.ts';
+import { startAuditTrail } from './audit/audit-service.ts';
 import { curveChoice } from './bbs/curve.ts';
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
@@ -248,7 +250,15 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     emailIndexes: createEmailIndexes(ring),
     insertUser: createUserInserter(database.db, database.dialect),
   };
-  await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher) });
+  const auditTrail = startAuditTrail({
+    db: database.db,
+    dialect: database.dialect,
+    masterKey: context.masterKey,
+    retentionDays: config.auditRetentionDays,
+  });
+  const audit = auditTrail.audit;
+  await app.register(auditRoutes, { db: database.db });
+  await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher), audit });
   await app.register(userRoutes, users);
   await app.register(optionsRoutes);
 
@@ -455,6 +465,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // Logging in with a wallet: the verifier provides the log-in page's third method.
   interactions.extraLoginMethods.push(walletLoginMethod(verifier, interactions));
   const verifierWorker = startVerifierWorker(verifier);
+  app.addHook('onClose', () => auditTrail.stop());
   app.addHook('onClose', async () => {
     await verifierWorker.stop();
   });

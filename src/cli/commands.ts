@@ -87,6 +87,11 @@ export const USAGE = `Usage: coffer <command> [options]
                  MASTER_KEY_PREVIOUS, restart the servers, then rotate. Without it, rotate
                  installs FILE as DATA_DIR/master.key (the old key goes to master.key.previous);
                  restart the server and rotate again. --dry-run counts what remains)
+  audit verify [--json]
+                (walks the audit chain from its retention checkpoint; exit status 1 and the
+                 first broken position when a row was edited, deleted or reordered)
+  audit export --since ISO-TIME
+                (the audit events since then, oldest first, as JSON lines)
   wallet-provider create --dir DIR [--name NAME] [--json]
                 (a development key and self-signed chain for WALLET_PROVIDER_KEY and
                  WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)

@@ -20,6 +20,7 @@ import * as edges from './migrations/0016-edges.ts';
 import * as w3cClaimPaths from './migrations/0017-w3c-claim-paths.ts';
 import * as statusListKeys from './migrations/0018-status-list-keys.ts';
 import * as federation from './migrations/0019-federation.ts';
+import * as audit from './migrations/0021-audit.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -43,6 +44,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0017-w3c-claim-paths': { up: w3cClaimPaths.up() },
     '0018-status-list-keys': { up: statusListKeys.up() },
     '0019-federation': { up: federation.up() },
+    '0021-audit': { up: audit.up(dialect) },
   };
 }
 
