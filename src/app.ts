@@ -267,6 +267,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const limiter = createRateLimiter(database.db);
   const interactions: InteractionDeps = {
     metrics,
+    audit,
     db: database.db,
     kinds: createInteractionKinds(),
     extraLoginMethods: [],

@@ -206,7 +206,11 @@ for (const kind of DATABASE_KINDS) {
 
       // Edited.
       const third = await at(3);
-      await db.updateTable('audit_events').set({ actor: 'admin:forged' }).where('id', '=', third.id).execute();
+      await db
+        .updateTable('audit_events')
+        .set({ actor: 'admin:forged' })
+        .where('id', '=', third.id)
+        .execute();
       let broken = await coffer(server, 'audit', 'verify');
       assert.equal(broken.code, 1);
       assert.match(broken.stdout, /broken at position 3\b/);
