@@ -181,6 +181,19 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(future.body.data, []);
     });
 
+    test('GET /v1/audit is in the OpenAPI document with its query and error answers', async () => {
+      const document = await server.request('GET', '/openapi.json');
+      const operation = document.body.paths['/v1/audit'].get;
+      assert.deepEqual(
+        operation.parameters
+          .filter((p: { in: string }) => p.in === 'query')
+          .map((p: { name: string }) => p.name)
+          .sort(),
+        ['cursor', 'limit', 'since', 'type', 'until'],
+      );
+      assert.ok(operation.responses['200'] && operation.responses['400'] && operation.responses['401']);
+    });
+
     test('the audit table holds no e-mail address, secret or token', async () => {
       const rotated = await coffer(server, 'client', 'secret-rotate', String(master.clientId), '--json');
       assert.equal(rotated.code, 0, rotated.stderr);
