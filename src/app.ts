@@ -241,15 +241,6 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     metrics.registry,
   );
 
-  const cipher = createFieldCipher(ring);
-  const users = {
-    db: database.db,
-    store,
-    cipher,
-    emailIndex: createEmailIndex(context.masterKey),
-    emailIndexes: createEmailIndexes(ring),
-    insertUser: createUserInserter(database.db, database.dialect),
-  };
   const auditTrail = startAuditTrail({
     db: database.db,
     dialect: database.dialect,
@@ -257,6 +248,15 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     retentionDays: config.auditRetentionDays,
   });
   const audit = auditTrail.audit;
+  const cipher = createFieldCipher(ring);
+  const users = {
+    db: database.db,
+    store,
+    cipher,
+    emailIndex: createEmailIndex(context.masterKey),
+    emailIndexes: createEmailIndexes(ring),
+    insertUser: createUserInserter(database.db, database.dialect, audit),
+  };
   await app.register(auditRoutes, { db: database.db });
   await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher), audit });
   await app.register(userRoutes, users);

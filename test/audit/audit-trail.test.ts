@@ -181,6 +181,29 @@ for (const kind of DATABASE_KINDS) {
       assert.deepEqual(future.body.data, []);
     });
 
+    test('a user created over the API is a user.create event of the client; a duplicate records nothing', async () => {
+      const body = {
+        profile: { email_address: `ada-${kind}@example.org`, first_name: 'Ada', last_name: 'L' },
+      };
+      const created = await server.request('POST', '/v1/user/create', {
+        headers: { 'x-api-token': master.token },
+        body,
+      });
+      assert.equal(created.status, 201, created.text);
+      const duplicate = await server.request('POST', '/v1/user/create', {
+        headers: { 'x-api-token': master.token },
+        body,
+      });
+      assert.equal(duplicate.status, 409, duplicate.text);
+      const page = await audit(master.token, '?type=user.create');
+      assert.equal(page.body.data.length, 1);
+      const [event] = page.body.data;
+      assert.deepEqual(
+        [event.actor, event.client_id, event.targets],
+        [`client:${master.clientId}`, master.clientId, { user_id: created.body.data.user_id }],
+      );
+    });
+
     test('GET /v1/audit is in the OpenAPI document with its query and error answers', async () => {
       const document = await server.request('GET', '/openapi.json');
       const operation = document.body.paths['/v1/audit'].get;
