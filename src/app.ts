@@ -6,6 +6,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { Counter } from 'prom-client';
 import type { ErasureDeps } from './accounts/account-erasure.ts';
 import { accountRoutes } from './accounts/account-routes.ts';
+import { auditRoutes } from './audit/audit-routes.ts';
+import { startAuditTrail } from './audit/audit-service.ts';
 import { curveChoice } from './bbs/curve.ts';
 import { fastBbs } from './bbs/index.ts';
 import type { Config } from './config/config.ts';
@@ -246,6 +248,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     metrics.registry,
   );
 
+  const auditTrail = startAuditTrail({
+    db: database.db,
+    dialect: database.dialect,
+    masterKey: context.masterKey,
+    retentionDays: config.auditRetentionDays,
+  });
+  const audit = auditTrail.audit;
   const cipher = createFieldCipher(ring);
   const users = {
     db: database.db,
@@ -253,9 +262,10 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     cipher,
     emailIndex: createEmailIndex(context.masterKey),
     emailIndexes: createEmailIndexes(ring),
-    insertUser: createUserInserter(database.db, database.dialect),
+    insertUser: createUserInserter(database.db, database.dialect, audit),
   };
-  await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher) });
+  await app.register(auditRoutes, { db: database.db });
+  await app.register(subClientRoutes, { db: database.db, mask: createSecretMasker(cipher), audit });
   await app.register(userRoutes, users);
   await app.register(optionsRoutes);
 
@@ -264,6 +274,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const limiter = createRateLimiter(database.db);
   const interactions: InteractionDeps = {
     metrics,
+    audit,
     db: database.db,
     kinds: createInteractionKinds(),
     extraLoginMethods: [],
@@ -483,6 +494,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // Logging in with a wallet: the verifier provides the log-in page's third method.
   interactions.extraLoginMethods.push(walletLoginMethod(verifier, interactions));
   const verifierWorker = startVerifierWorker(verifier);
+  app.addHook('onClose', () => auditTrail.stop());
   app.addHook('onClose', async () => {
     await verifierWorker.stop();
   });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
+import { type AuditEvent, createAudit } from '../audit/audit-events.ts';
 import {
   createApiToken,
   createClient,
@@ -87,6 +88,11 @@ export const USAGE = `Usage: coffer <command> [options]
                  MASTER_KEY_PREVIOUS, restart the servers, then rotate. Without it, rotate
                  installs FILE as DATA_DIR/master.key (the old key goes to master.key.previous);
                  restart the server and rotate again. --dry-run counts what remains)
+  audit verify [--json]
+                (walks the audit chain from its retention checkpoint; exit status 1 and the
+                 first broken position when a row was edited, deleted or reordered)
+  audit export --since ISO-TIME
+                (the audit events since then, oldest first, as JSON lines)
   wallet-provider create --dir DIR [--name NAME] [--json]
                 (a development key and self-signed chain for WALLET_PROVIDER_KEY and
                  WALLET_PROVIDER_CHAIN; production uses a certificate from the ecosystem)
@@ -94,6 +100,22 @@ export const USAGE = `Usage: coffer <command> [options]
 --dpop-bound and --require-par also take a value: --dpop-bound true|false, --require-par=false.
 
 Configuration comes from the same environment variables as the server (DATA_DIR, DATABASE_URL, MASTER_KEY, …).`;
+
+// The server's sealer (or `coffer audit verify`) seals what the CLI records.
+const audit = createAudit();
+
+/** The act in one transaction with its audit event (actor `cli`). */
+function audited<T>(
+  deps: CliDeps,
+  event: Omit<AuditEvent, 'actor'>,
+  act: (tx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  return deps.db.transaction().execute(async (tx) => {
+    const result = await act(tx);
+    await audit.record(tx, { ...event, actor: 'cli' });
+    return result;
+  });
+}
 
 export function clientIdOf(raw: string | undefined, what: string): number {
   if (raw === undefined) throw new UsageError(`${what} is required`);
@@ -208,18 +230,28 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
       });
       if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
       if (typeof values.name !== 'string') throw new UsageError('--name is required');
-      const created = await createClient(deps.db, {
-        name: values.name,
-        master: values.master === true,
-        parentId: values.parent === undefined ? undefined : clientIdOf(values.parent as string, '--parent'),
-        redirectUris: (values['redirect-uri'] as string[] | undefined) ?? [],
-        postLogoutRedirectUris: (values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
-        verifier: values.verifier === true,
-        public: values.public === true,
-        grantTypes: (values.grant as string[] | undefined) ?? [],
-        dpopBound: switchValue(values, 'dpop-bound') === true,
-        requirePar: switchValue(values, 'require-par') === true,
-      });
+      const created = await createClient(
+        deps.db,
+        {
+          name: values.name,
+          master: values.master === true,
+          parentId: values.parent === undefined ? undefined : clientIdOf(values.parent as string, '--parent'),
+          redirectUris: (values['redirect-uri'] as string[] | undefined) ?? [],
+          postLogoutRedirectUris: (values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
+          verifier: values.verifier === true,
+          public: values.public === true,
+          grantTypes: (values.grant as string[] | undefined) ?? [],
+          dpopBound: switchValue(values, 'dpop-bound') === true,
+          requirePar: switchValue(values, 'require-par') === true,
+        },
+        (tx, clientId) =>
+          audit.record(tx, {
+            actor: 'cli',
+            clientId,
+            type: 'client.create',
+            targets: { client_id: clientId },
+          }),
+      );
       const secretLine =
         created.client_secret === null
           ? 'A public client: no client_secret; it must use PKCE.'
@@ -261,27 +293,32 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
         throw new UsageError('--recaptcha-threshold must be a number between 0 and 1');
       }
       const enabled = trueOrFalse(values, 'recaptcha-enabled');
-      await setClientSettings(deps.db, await deps.cipher(), id, {
-        fromEmail: values['from-email'] as string | undefined,
-        espToken: values['esp-token'] as string | undefined,
-        recaptchaKey: values['recaptcha-key'] as string | undefined,
-        recaptchaThreshold: threshold === undefined ? undefined : Number(threshold),
-        recaptchaEnabled: enabled,
-        privacyLink: values['privacy-link'] as string | undefined,
-        redirectUris: values['redirect-uri'] as string[] | undefined,
-        postLogoutRedirectUris: values['post-logout-redirect-uri'] as string[] | undefined,
-        verifierMetadata,
-        grantTypes: values.grant as string[] | undefined,
-        dpopBound: switchValue(values, 'dpop-bound'),
-        requirePar: switchValue(values, 'require-par'),
-        walletLogin,
-      });
+      const cipher = await deps.cipher();
+      const updated = { clientId: id, type: 'client.update', targets: { client_id: id } };
+      await audited(deps, updated, (tx) =>
+        setClientSettings(tx, cipher, id, {
+          fromEmail: values['from-email'] as string | undefined,
+          espToken: values['esp-token'] as string | undefined,
+          recaptchaKey: values['recaptcha-key'] as string | undefined,
+          recaptchaThreshold: threshold === undefined ? undefined : Number(threshold),
+          recaptchaEnabled: enabled,
+          privacyLink: values['privacy-link'] as string | undefined,
+          redirectUris: values['redirect-uri'] as string[] | undefined,
+          postLogoutRedirectUris: values['post-logout-redirect-uri'] as string[] | undefined,
+          verifierMetadata,
+          grantTypes: values.grant as string[] | undefined,
+          dpopBound: switchValue(values, 'dpop-bound'),
+          requirePar: switchValue(values, 'require-par'),
+          walletLogin,
+        }),
+      );
       return { json: { client_id: id, updated: true }, text: `Updated client ${id}.` };
     }
     case 'client secret-rotate': {
       const { positionals } = parse(args, {});
       const id = clientIdOf(positionals[0], 'client ID');
-      const rotated = await rotateClientSecret(deps.db, id);
+      const rotation = { clientId: id, type: 'client.secret_rotate', targets: { client_id: id } };
+      const rotated = await audited(deps, rotation, (tx) => rotateClientSecret(tx, id));
       return {
         json: rotated,
         text: `New client_secret for client ${id}: ${rotated.client_secret}\nThe old one no longer works.`,
@@ -290,7 +327,8 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
     case 'token create': {
       const { values } = parse(args, { client: { type: 'string' } });
       const id = clientIdOf(values.client as string | undefined, '--client');
-      const created = await createApiToken(deps.db, id);
+      const issued = { clientId: id, type: 'client.token_create', targets: { client_id: id } };
+      const created = await audited(deps, issued, (tx) => createApiToken(tx, id));
       return {
         json: created,
         text: `api_token for client ${id}: ${created.api_token}\nIt is shown only once.`,

@@ -4,6 +4,7 @@ import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
+import { runAuditCommand } from './audit-command.ts';
 import { runCommand, USAGE, UsageError } from './commands.ts';
 import { runFederationCommand } from './federation-command.ts';
 import { runIssuerCommand } from './issuer-command.ts';
@@ -52,22 +53,35 @@ try {
       publicUrl: config.publicUrl,
       cipher: async () => createFieldCipher((await loadMasterKeyRing(config)).ring),
     };
+    if (argv[0] === 'audit') {
+      process.exitCode = await runAuditCommand(
+        {
+          db: database.db,
+          dialect: database.dialect,
+          masterKeys: async () => [...(await loadMasterKeyRing(config)).ring.keys],
+          write: (line) => process.stdout.write(`${line}\n`),
+        },
+        argv,
+      );
+    }
     const result =
-      argv[0] === 'verifier'
-        ? await runVerifierCommand(deps, argv)
-        : argv[0] === 'issuer'
-          ? await runIssuerCommand(deps, argv)
-          : argv[0] === 'federation'
-            ? await runFederationCommand(deps, argv)
-            : argv[0] === 'master-key'
-              ? await runMasterKeyCommand(
-                  { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
-                  argv,
-                )
-              : await runCommand(deps, argv);
-    process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+      argv[0] === 'audit'
+        ? undefined
+        : argv[0] === 'verifier'
+          ? await runVerifierCommand(deps, argv)
+          : argv[0] === 'issuer'
+            ? await runIssuerCommand(deps, argv)
+            : argv[0] === 'federation'
+              ? await runFederationCommand(deps, argv)
+              : argv[0] === 'master-key'
+                ? await runMasterKeyCommand(
+                    { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
+                    argv,
+                  )
+                : await runCommand(deps, argv);
+    if (result) process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     // A rotation that could not rewrite everything says so in its report and in its exit status.
-    if (argv[0] === 'master-key' && (result.json as { failed: number }).failed > 0) process.exitCode = 1;
+    if (argv[0] === 'master-key' && (result!.json as { failed: number }).failed > 0) process.exitCode = 1;
   } finally {
     await database.close();
   }

@@ -64,7 +64,12 @@ export function validateRedirectUri(uri: string): string {
   return uri;
 }
 
-export async function createClient(db: Kysely<Database>, input: CreateClientInput): Promise<CreatedClient> {
+export async function createClient(
+  db: Kysely<Database>,
+  input: CreateClientInput,
+  /** Runs in the creation's transaction (the audit event of the act). */
+  alsoInTransaction?: (tx: Kysely<Database>, clientId: number) => Promise<void>,
+): Promise<CreatedClient> {
   const name = input.name.trim();
   if (name.length < 1 || name.length > 100)
     throw new CofferError('invalid_request', 'The name must be 1–100 characters.');
@@ -94,6 +99,7 @@ export async function createClient(db: Kysely<Database>, input: CreateClientInpu
       requirePar: input.requirePar ?? false,
     });
     await insertApiToken(tx, id, apiToken);
+    await alsoInTransaction?.(tx, id);
     return id;
   });
   return { client_id: clientId, client_secret: clientSecret, api_token: apiToken };

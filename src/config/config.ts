@@ -75,6 +75,8 @@ export interface Config {
   walletProviderChain: string | undefined;
   /** Seconds a verifier result's claims are kept after the tenant first reads them (RESULT_RETENTION). */
   resultRetention: number;
+  /** Days audit events are kept before the sweep truncates the chain at a signed checkpoint (AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
 }
 
 /** TRANSACTION_DATA_TYPES: comma-separated type identifiers (URIs or collision-resistant names). */
@@ -233,6 +235,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     30 * 24 * 3600,
   );
   const resultRetention = readInteger(env, 'RESULT_RETENTION', 600, 0, 30 * 24 * 3600);
+  const auditRetentionDays = readInteger(env, 'AUDIT_RETENTION_DAYS', 400, 1, 100 * 366);
   const walletProviderKey = env['WALLET_PROVIDER_KEY'] ? path.resolve(env['WALLET_PROVIDER_KEY']) : undefined;
   const walletProviderChain = env['WALLET_PROVIDER_CHAIN']
     ? path.resolve(env['WALLET_PROVIDER_CHAIN'])
@@ -289,5 +292,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     walletProviderKey,
     walletProviderChain,
     resultRetention,
+    auditRetentionDays,
   };
 }

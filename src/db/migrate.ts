@@ -21,6 +21,7 @@ import * as w3cClaimPaths from './migrations/0017-w3c-claim-paths.ts';
 import * as statusListKeys from './migrations/0018-status-list-keys.ts';
 import * as federation from './migrations/0019-federation.ts';
 import * as federationVerifiers from './migrations/0020-federation-verifiers.ts';
+import * as audit from './migrations/0021-audit.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -45,6 +46,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0018-status-list-keys': { up: statusListKeys.up() },
     '0019-federation': { up: federation.up() },
     '0020-federation-verifiers': { up: federationVerifiers.up() },
+    '0021-audit': { up: audit.up(dialect) },
   };
 }
 

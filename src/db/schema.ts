@@ -521,7 +521,34 @@ export interface UnreferencedBlocksTable {
   first_seen_at: string;
 }
 
+/** One audited act (src/audit/); chain_seq, prev_hash and hash are set by the sealer. */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  occurred_at: string;
+  client_id: number | null;
+  actor: string;
+  event_type: string;
+  targets: string;
+  outcome: string;
+  reason: string | null;
+  request_id: string | null;
+  chain_seq: ColumnType<string | number | null, never, number>;
+  prev_hash: ColumnType<string | null, never, string>;
+  hash: ColumnType<string | null, never, string>;
+}
+
+/** Where retention truncated the audit chain: the last deleted position and hash, signed. */
+export interface AuditCheckpointsTable {
+  id: number;
+  chain_seq: string | number;
+  hash: string;
+  signature: string;
+  created_at: string;
+}
+
 export interface Database {
+  audit_events: AuditEventsTable;
+  audit_checkpoints: AuditCheckpointsTable;
   issuers: IssuersTable;
   issuer_retired_keys: IssuerRetiredKeysTable;
   federation_keys: FederationKeysTable;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Audit } from '../audit/audit-events.ts';
 import { findClient } from '../clients/client-repository.ts';
 import type { Config } from '../config/config.ts';
 import type { Database, InteractionKind as InteractionKindName } from '../db/schema.ts';
@@ -52,6 +53,8 @@ export interface InteractionDeps {
   now?: () => Date;
   /** Per-tenant log-in counters for /metrics. */
   metrics?: Pick<ServiceMetrics, 'login'>;
+  /** The audit trail: log-ins, successful (with the act) and refused. */
+  audit?: Audit;
 }
 
 /** An interaction lasts as long as a person may reasonably take to log in. */
@@ -236,10 +239,21 @@ export async function logInToTenant(
       ? await logInWithWallet(deps.users, tenant, proof.address, proof.chainId)
       : await logInWithEmail(deps.users, tenant, proof.email);
   const authTime = authTimeNow(deps);
-  const finished = await finishInteraction(deps.db, row.id, {
-    user_id: user.user_id,
-    login_type: proof.method,
-    auth_time: authTime,
+  const finished = await deps.db.transaction().execute(async (tx) => {
+    const done = await finishInteraction(tx, row.id, {
+      user_id: user.user_id,
+      login_type: proof.method,
+      auth_time: authTime,
+    });
+    const targets = { user_id: user.user_id, method: proof.method };
+    if (done)
+      await deps.audit?.record(tx, {
+        clientId: tenant,
+        actor: `person:${user.user_id}`,
+        type: 'login',
+        targets,
+      });
+    return done;
   });
   if (!finished) throw gone();
   const sessionId = await startSession(deps, user, proof.method, authTime);

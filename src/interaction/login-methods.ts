@@ -64,11 +64,18 @@ export async function logInWithSiwe(
       nonce: row.siwe_nonce,
       now: clock(deps),
     },
-  }).catch((error: unknown) => {
+  }).catch(async (error: unknown) => {
     deps.metrics?.login(row.client_id, 'wallet', 'failure');
+    await recordRefusedLogin(deps, row.client_id, 'wallet', 'bad_signature');
     throw error;
   });
   return completeLogIn(deps, row, { method: 'wallet', address, chainId });
+}
+
+/** A refused log-in is an audit event of its own (a failure): nobody is known yet, so no person. */
+function recordRefusedLogin(deps: InteractionDeps, clientId: number | null, method: string, reason: string) {
+  const event = { clientId, actor: 'person:unknown', type: 'login', targets: { method } } as const;
+  return deps.audit?.record(deps.db, { ...event, outcome: 'failure', reason });
 }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
@@ -147,6 +154,7 @@ export async function verifyEmailCode(
   );
   if (!check.ok) {
     deps.metrics?.login(row.client_id, 'email', 'failure');
+    await recordRefusedLogin(deps, row.client_id, 'email', `code_${check.reason}`);
     if (check.reason === 'locked') throw locked();
     if (check.reason === 'expired')
       throw new CofferError('invalid_request', 'The code has expired; ask for a new one.');

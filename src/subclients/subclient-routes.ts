@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { apiAuditContext } from '../audit/audit-routes.ts';
 import { callerOf, requireApiToken, subClientScopeOf } from '../clients/api-auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import {
@@ -37,7 +38,13 @@ export const subClientRoutes: FastifyPluginAsyncTypebox<SubClientDeps> = async (
       },
     },
     async (request, reply) => {
-      const data = await createSubClient(deps, callerOf(request), subClientScopeOf(request), request.body);
+      const data = await createSubClient(
+        deps,
+        callerOf(request),
+        subClientScopeOf(request),
+        request.body,
+        apiAuditContext(request),
+      );
       reply.code(201);
       return { data };
     },
@@ -63,6 +70,7 @@ export const subClientRoutes: FastifyPluginAsyncTypebox<SubClientDeps> = async (
         subClientScopeOf(request),
         request.params.subclient_id,
         request.body,
+        apiAuditContext(request),
       ),
     }),
   );

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Audit, AuditContext } from '../audit/audit-events.ts';
 import type { ApiCaller } from '../clients/client-repository.ts';
 import { isUniqueViolation } from '../db/dialect.ts';
 import type { Database } from '../db/schema.ts';
@@ -19,6 +20,7 @@ export interface SubClientDeps {
   db: Kysely<Database>;
   /** createSecretMasker(fieldCipher): how sealed secrets are shown. */
   mask: SecretMasker;
+  audit: Audit;
 }
 
 /** Sub-client endpoints are for master clients only. */
@@ -75,6 +77,7 @@ export async function createSubClient(
   caller: ApiCaller,
   scope: number | undefined,
   body: SubClientBody,
+  context: AuditContext,
 ): Promise<SubClient> {
   requireMaster(caller);
   if (scope !== undefined) {
@@ -85,7 +88,18 @@ export async function createSubClient(
   }
   const fields = normalizeSubClientBody(body);
   try {
-    return presentSubClient(deps.mask, await insertSubClient(deps.db, caller.clientId, fields));
+    const row = await deps.db.transaction().execute(async (tx) => {
+      const inserted = await insertSubClient(tx, caller.clientId, fields);
+      const targets = { subclient_id: inserted.client_id };
+      await deps.audit.record(tx, {
+        ...context,
+        clientId: caller.clientId,
+        type: 'subclient.create',
+        targets,
+      });
+      return inserted;
+    });
+    return presentSubClient(deps.mask, row);
   } catch (error) {
     if (isUniqueViolation(error)) throw subdomainTaken(fields.subdomain);
     throw error;
@@ -98,6 +112,7 @@ export async function replaceSubClient(
   scope: number | undefined,
   id: number,
   body: SubClientBody,
+  context: AuditContext,
 ): Promise<SubClient> {
   requireMaster(caller);
   await checkScope(deps, caller, scope);
@@ -106,7 +121,18 @@ export async function replaceSubClient(
   const fields = normalizeSubClientBody(body);
   let row: ClientRow | undefined;
   try {
-    row = await updateSubClient(deps.db, caller.clientId, id, fields);
+    row = await deps.db.transaction().execute(async (tx) => {
+      const updated = await updateSubClient(tx, caller.clientId, id, fields);
+      const targets = { subclient_id: id };
+      if (updated)
+        await deps.audit.record(tx, {
+          ...context,
+          clientId: caller.clientId,
+          type: 'subclient.update',
+          targets,
+        });
+      return updated;
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw subdomainTaken(fields.subdomain);
     throw error;

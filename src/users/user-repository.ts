@@ -1,4 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
+import type { Audit, AuditActor } from '../audit/audit-events.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
 import { type Param, prepareQuery } from '../db/prepared-query.ts';
@@ -36,11 +37,27 @@ export async function insertUser(db: Kysely<Database>, user: NewUserRow): Promis
 }
 
 /** Inserts a user and resolves with its id once the row is durable; rejects as insertUser does. */
-export type UserInserter = (user: NewUserRow) => Promise<number>;
+export type UserInserter = (user: NewUserRow, by?: UserCreator) => Promise<number>;
 
-/** insertUser with group commit on SQLite (db/group-commit.ts). */
-export function createUserInserter(db: Kysely<Database>, dialect: Dialect): UserInserter {
-  return createGroupCommit(db, dialect, (tx, user: NewUserRow) => insertUser(tx, user));
+/** Who creates the user, for its `user.create` audit event; a person signing up when no actor. */
+export interface UserCreator {
+  actor?: AuditActor;
+  requestId?: string;
+}
+
+/** insertUser with group commit on SQLite (db/group-commit.ts), and its audit event in the same write. */
+export function createUserInserter(db: Kysely<Database>, dialect: Dialect, audit?: Audit): UserInserter {
+  const commit = createGroupCommit(
+    db,
+    dialect,
+    async (tx, { user, by }: { user: NewUserRow; by?: UserCreator }) => {
+      const userId = await insertUser(tx, user);
+      const event = { clientId: user.tenant_id, type: 'user.create', targets: { user_id: userId } };
+      await audit?.record(tx, { ...event, actor: by?.actor ?? `person:${userId}`, requestId: by?.requestId });
+      return userId;
+    },
+  );
+  return (user, by) => commit(by ? { user, by } : { user });
 }
 
 // No LIMIT: the unique indexes (tenant, e-mail) and (tenant, wallet) allow two rows at most, and

@@ -22,7 +22,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserDeps> = async (app, deps)
       },
     },
     async (request, reply) => {
-      const data = await createUser(deps, callerOf(request), subClientScopeOf(request), request.body);
+      const data = await createUser(deps, callerOf(request), subClientScopeOf(request), request.body, {
+        actor: `client:${callerOf(request).clientId}`,
+        requestId: request.id,
+      });
       reply.code(201);
       return { data };
     },

@@ -8,7 +8,7 @@ import type { FieldCipher } from '../keys/field-cipher.ts';
 import { generateHolderKey } from '../keys/holder-key.ts';
 import type { EncryptedStore } from '../storage/index.ts';
 import { scopedSubClient } from '../subclients/subclient-service.ts';
-import { findTakenIdentifiers, type UserInserter } from './user-repository.ts';
+import { findTakenIdentifiers, type UserCreator, type UserInserter } from './user-repository.ts';
 import { normalizeCreateUserBody } from './user-rules.ts';
 import type { CreateUserBody } from './user-schemas.ts';
 
@@ -68,6 +68,7 @@ export async function createUser(
   caller: ApiCaller,
   scope: number | undefined,
   body: CreateUserBody,
+  by?: UserCreator,
 ): Promise<{ user_id: number }> {
   const tenantId = await tenantOfCaller(deps, caller, scope);
   const { profile, wallet } = normalizeCreateUserBody(body);
@@ -81,16 +82,22 @@ export async function createUser(
   const holder = generateHolderKey();
   const profileCid = await deps.store.putEncrypted(profile, profileContext(holder.did));
   try {
-    const userId = await deps.insertUser({
-      tenant_id: tenantId,
-      email_index: emailIndex,
-      wallet_address: wallet?.address ?? null,
-      wallet_chain_id: wallet?.chain_id ?? null,
-      profile_cid: profileCid,
-      did: holder.did,
-      holder_key_sealed: deps.cipher.encrypt(JSON.stringify(holder.privateJwk), holderKeyContext(holder.did)),
-      created_at: now(),
-    });
+    const userId = await deps.insertUser(
+      {
+        tenant_id: tenantId,
+        email_index: emailIndex,
+        wallet_address: wallet?.address ?? null,
+        wallet_chain_id: wallet?.chain_id ?? null,
+        profile_cid: profileCid,
+        did: holder.did,
+        holder_key_sealed: deps.cipher.encrypt(
+          JSON.stringify(holder.privateJwk),
+          holderKeyContext(holder.did),
+        ),
+        created_at: now(),
+      },
+      by,
+    );
     return { user_id: userId };
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicate(takenByViolation(error));

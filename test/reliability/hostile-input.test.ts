@@ -2240,6 +2240,50 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
+  test('the audit trail: odd filters, cursors and limits', async () => {
+    const first = await server.request('GET', '/v1/audit?limit=1', {
+      headers: { 'x-api-token': masterToken },
+    });
+    assert.equal(first.status, 200, first.text);
+    const cursors = fc.oneof(
+      nasty,
+      fc.constantFrom(
+        first.body.next_cursor ?? 'YzEuMQ',
+        Buffer.from('c1.0').toString('base64url'),
+        Buffer.from('c1.99999999999999999').toString('base64url'),
+        Buffer.from('c1.-1').toString('base64url'),
+        'YzEuMQ==',
+      ),
+    );
+    const times = fc.oneof(
+      nasty,
+      fc.constantFrom('2026-01-01T00:00:00Z', '2026-13-01T00:00:00Z', '0000-00-00'),
+    );
+    await check(
+      fc.asyncProperty(
+        fc.record({
+          type: fc.option(nasty),
+          since: fc.option(times),
+          until: fc.option(times),
+          cursor: fc.option(cursors),
+          limit: fc.option(fc.oneof(nasty, fc.constantFrom('0', '1', '200', '201', '-1', '1e3'))),
+        }),
+        fc.option(nasty.map(asHeader)),
+        async (query, token) => {
+          const params = new URLSearchParams(
+            Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== null),
+          );
+          await send({
+            method: 'GET',
+            path: `/v1/audit?${params}`,
+            headers: { 'x-api-token': token ?? masterToken },
+          });
+        },
+      ),
+      runs(400),
+    );
+  });
+
   test('the federation endpoints: entity configurations, fetch, list and resolve', async () => {
     const targets = await issuerSetup();
     const publicUrl = server.env['PUBLIC_URL']!;

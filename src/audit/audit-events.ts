@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+
+/**
+ * Who acted: an API client, a person (their account id), a console administrator, or an operator
+ * at the command line. Ids only: never an e-mail address or a name.
+ */
+export type AuditActor = `client:${number}` | `person:${string}` | `admin:${string}` | 'cli';
+
+/** What the trail records of one act: ids only, never e-mail addresses, claims, tokens or secrets. */
+export interface AuditEvent {
+  /** The tenant the act belongs to; null for acts of the whole service (e.g. a key rotation). */
+  clientId: number | null;
+  actor: AuditActor;
+  /** A stable dotted name: `subclient.create`, `client.secret_rotate`, `login`, … */
+  type: string;
+  /** The ids the act touched, e.g. `{ subclient_id: 12 }`. */
+  targets?: Record<string, string | number>;
+  /** A refused log-in is a failure with a stable reason code; other refused acts record nothing. */
+  outcome?: 'success' | 'failure';
+  reason?: string;
+  requestId?: string | undefined;
+}
+
+/** What a route knows of the act's author and request. */
+export interface AuditContext {
+  actor: AuditActor;
+  requestId?: string | undefined;
+}
+
+export interface Audit {
+  /**
+   * Writes the event in `tx`, the act's own transaction (or its relaxed write), so the event is
+   * there exactly when the act is. The row is sealed into the chain shortly after it commits.
+   */
+  record(tx: Kysely<Database>, event: AuditEvent): Promise<void>;
+}
+
+/** Inserts the unsealed row. */
+export async function insertAuditEvent(
+  db: Kysely<Database>,
+  event: AuditEvent,
+  at = new Date(),
+): Promise<void> {
+  await db
+    .insertInto('audit_events')
+    .values({
+      occurred_at: at.toISOString(),
+      client_id: event.clientId,
+      actor: event.actor,
+      event_type: event.type,
+      targets: JSON.stringify(event.targets ?? {}),
+      outcome: event.outcome ?? 'success',
+      reason: event.reason ?? null,
+      request_id: event.requestId ?? null,
+    })
+    .execute();
+}
+
+/** An audit that writes rows and asks `afterWrite` (the sealer's nudge) to seal them soon. */
+export function createAudit(afterWrite: () => void = () => {}): Audit {
+  return {
+    async record(tx, event) {
+      await insertAuditEvent(tx, event);
+      afterWrite();
+    },
+  };
+}
