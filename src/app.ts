@@ -91,6 +91,7 @@ import {
 import { federationIssuerTrust } from './trust/federation/issuer-trust.ts';
 import {
   createTrustedListResolver,
+  listedAnchors,
   outboundListFetcher,
   trustedListIssuerTrust,
 } from './trust/trusted-lists/trusted-list-resolver.ts';
@@ -522,6 +523,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       config.walletProviderTrustAnchors,
       'WALLET_PROVIDER_TRUST_ANCHORS',
     ),
+    ...(trustedLists ? { listedWalletProviders: listedAnchors(trustedLists, 'wallet_provider') } : {}),
     secrets: {
       preAuthorizedCode: createSecretKey(deriveKey(context.masterKey, 'issuer-pre-authorized-code/v1')),
       // Offers live for days: one made before a master-key change still shows its own code.

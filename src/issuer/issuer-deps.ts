@@ -25,6 +25,8 @@ export interface IssuerDeps {
   outbound: OutboundClient;
   /** WALLET_PROVIDER_TRUST_ANCHORS: the providers whose Wallet and key attestations count. */
   walletProviderTrustAnchors: X509Certificate[];
+  /** TRUSTED_LISTS: the CAs of granted wallet-provider services, beside the PEM anchors. */
+  listedWalletProviders?: () => Promise<X509Certificate[]>;
   /** HMAC keys derived from the master key: pre-authorized codes, c_nonces. */
   secrets: { preAuthorizedCode: KeyObject; cNonce: KeyObject; previousPreAuthorizedCodes?: KeyObject[] };
   /** Opened issuer keys, cached per client (issuer-service.ts). */

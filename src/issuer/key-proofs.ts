@@ -1,4 +1,4 @@
-import type { JsonWebKey, KeyObject } from 'node:crypto';
+import type { JsonWebKey, KeyObject, X509Certificate } from 'node:crypto';
 import { isUniqueViolation } from '../db/dialect.ts';
 import { CofferError } from '../errors.ts';
 import { resolveDidKey } from '../formats/did-resolution.ts';
@@ -14,7 +14,7 @@ import { PROOF_ALGORITHMS } from './configurations.ts';
 import { C_NONCE_TTL, checkCNonce } from './issuance-tokens.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { insertUsedCNonce } from './issuer-repository.ts';
-import { verifyX5cJws } from './wallet-attestation-check.ts';
+import { verifyX5cJws, walletProviderAnchors } from './wallet-attestation-check.ts';
 
 /** §8.2.1.1: a proof's iat within five minutes, a minute's clock skew ahead. */
 const PROOF_AGE = 300;
@@ -59,6 +59,7 @@ export async function verifyKeyProofs(
   const now = deps.now();
   const nowSeconds = Math.floor(now.getTime() / 1000);
   const nonces = new Set<string>();
+  const providers = await walletProviderAnchors(deps);
   let keys: ProvenKey[];
   if (proofs.jwt) {
     const most = await batchSizeFor(proofs.jwt.length, expected);
@@ -67,9 +68,9 @@ export async function verifyKeyProofs(
         status: 400,
       });
     }
-    keys = proofs.jwt.map((jwt) => verifyJwtProof(deps, jwt, expected, nowSeconds, nonces, now));
+    keys = proofs.jwt.map((jwt) => verifyJwtProof(deps, jwt, expected, nowSeconds, nonces, now, providers));
   } else if (proofs.attestation) {
-    const attested = verifyKeyAttestation(deps, proofs.attestation[0]!, nowSeconds, now);
+    const attested = verifyKeyAttestation(providers, proofs.attestation[0]!, nowSeconds, now);
     if (typeof attested.nonce !== 'string') throw invalidProof('the attestation proof carries no nonce');
     checkNonce(deps, expected.issuerId, attested.nonce, nowSeconds);
     nonces.add(attested.nonce);
@@ -106,6 +107,7 @@ function verifyJwtProof(
   nowSeconds: number,
   nonces: Set<string>,
   now: Date,
+  providers: X509Certificate[],
 ): ProvenKey {
   let decoded: DecodedJws;
   try {
@@ -155,7 +157,7 @@ function verifyJwtProof(
   if (header['key_attestation'] !== undefined || expected.keyAttestation) {
     if (typeof header['key_attestation'] !== 'string')
       throw invalidProof('a key attestation (key_attestation header) is required');
-    const attested = verifyKeyAttestation(deps, header['key_attestation'], nowSeconds, now);
+    const attested = verifyKeyAttestation(providers, header['key_attestation'], nowSeconds, now);
     if (!attested.keys.some((k) => thumbprintOf(k) === thumbprintOf(proven.jwk))) {
       throw invalidProof('the key attestation does not name the proof key');
     }
@@ -164,7 +166,7 @@ function verifyJwtProof(
 }
 
 /** A key attestation (Annex D.1) from a trusted wallet provider: the keys it vouches for. */
-function verifyKeyAttestation(deps: IssuerDeps, jwt: string, nowSeconds: number, now: Date) {
+function verifyKeyAttestation(providers: X509Certificate[], jwt: string, nowSeconds: number, now: Date) {
   let decoded: DecodedJws;
   try {
     decoded = decodeCompactJws(jwt);
@@ -173,9 +175,7 @@ function verifyKeyAttestation(deps: IssuerDeps, jwt: string, nowSeconds: number,
   }
   if (decoded.header['typ'] !== 'key-attestation+jwt')
     throw invalidProof('the key attestation typ must be key-attestation+jwt');
-  verifyX5cJws(decoded, deps.walletProviderTrustAnchors, now, (why) =>
-    invalidProof(`key attestation: ${why}`),
-  );
+  verifyX5cJws(decoded, providers, now, (why) => invalidProof(`key attestation: ${why}`));
   const {
     attested_keys: keys,
     exp,

@@ -33,6 +33,12 @@ const acceptedAlgorithm = (alg: unknown): alg is JwsAlgorithm =>
 const invalidClient = (why: string) => new CofferError('invalid_client', `Wallet Attestation: ${why}.`);
 
 /** A JWS signed by the leaf of its `x5c`, which chains to a trust anchor; the leaf is returned. */
+/** WALLET_PROVIDER_TRUST_ANCHORS and the granted wallet-provider services of TRUSTED_LISTS that can be had now. */
+export async function walletProviderAnchors(deps: IssuerDeps): Promise<X509Certificate[]> {
+  if (!deps.listedWalletProviders) return deps.walletProviderTrustAnchors;
+  return [...deps.walletProviderTrustAnchors, ...(await deps.listedWalletProviders())];
+}
+
 export function verifyX5cJws(
   decoded: DecodedJws,
   anchors: X509Certificate[],
@@ -51,7 +57,7 @@ export function verifyX5cJws(
   }
   const [leaf, ...intermediates] = chain;
   if (!validAt(leaf!, now) || !chainsToAnchor(leaf!, intermediates, anchors, now)) {
-    throw refuse('its certificate does not chain to WALLET_PROVIDER_TRUST_ANCHORS');
+    throw refuse('its certificate does not chain to WALLET_PROVIDER_TRUST_ANCHORS or a trusted list');
   }
   const alg = decoded.header['alg'];
   if (!acceptedAlgorithm(alg)) throw refuse(`the algorithm ${String(alg)} is not accepted`);
@@ -91,7 +97,7 @@ export async function checkWalletAttestation(
   }
   if (decoded.header['typ'] !== 'oauth-client-attestation+jwt')
     throw invalidClient('typ must be oauth-client-attestation+jwt');
-  verifyX5cJws(decoded, deps.walletProviderTrustAnchors, now, invalidClient);
+  verifyX5cJws(decoded, await walletProviderAnchors(deps), now, invalidClient);
   const { sub, exp, cnf } = decoded.payload as { sub?: unknown; exp?: unknown; cnf?: { jwk?: unknown } };
   if (typeof sub !== 'string' || sub.length === 0) throw invalidClient('sub is missing');
   if (typeof exp !== 'number' || exp <= nowSeconds) throw invalidClient('it has expired');

@@ -12,7 +12,7 @@ import {
   type OutboundResponse,
 } from '../http/outbound.ts';
 import type { FederationResolver } from '../trust/federation/federation-resolver.ts';
-import type { TrustedListResolver } from '../trust/trusted-lists/trusted-list-resolver.ts';
+import { listedAnchors, type TrustedListResolver } from '../trust/trusted-lists/trusted-list-resolver.ts';
 import { type VerifierAttestation, verifyAttestedRequestObject } from './attested-request-object.ts';
 import { CLIENT_ID_PREFIXES, type ClientIdentifier, parseClientIdentifier } from './client-identifier.ts';
 import { verifyDidRequestObject } from './did-request-object.ts';
@@ -113,7 +113,10 @@ export interface AuthorizationRequestDeps {
   walletAudiences: string[];
   /** FEDERATION_TRUST_ANCHORS resolved: `openid_federation` verifiers (absent: refused). */
   federation?: FederationResolver;
-  /** TRUSTED_LISTS read: DCQL `etsi_tl` trusted authorities (absent: none can be checked). */
+  /**
+   * TRUSTED_LISTS read: DCQL `etsi_tl` trusted authorities (absent: none can be checked), and
+   * x509 verifiers whose chain reaches a relying-party access CA of a list (beside trustAnchors).
+   */
   trustedLists?: TrustedListResolver;
   now: () => Date;
 }
@@ -300,17 +303,27 @@ async function authenticate(
   let certificate: VerifierCertificate | null = null;
   let attestation: VerifierAttestation | null = null;
   let federation: FederationVerifier | null = null;
-  const trust = { now, trustAnchors: deps.trustAnchors };
+  // Lists are read only for the prefixes that use certificates.
+  const certificateTrust = async () => ({
+    now,
+    trustAnchors: deps.trustedLists
+      ? [...deps.trustAnchors, ...(await listedAnchors(deps.trustedLists, 'relying_party_access')())]
+      : deps.trustAnchors,
+  });
   switch (id.prefix) {
     case 'redirect_uri':
       // §5.9.3: its requests cannot be signed; an unsecured request object stands for plain parameters.
       payload = readUnsecuredRequestObject(jwt, now);
       break;
     case 'x509_hash':
-      ({ payload, certificate } = await verifyX509HashRequestObject(jwt, id.hash, trust));
+      ({ payload, certificate } = await verifyX509HashRequestObject(jwt, id.hash, await certificateTrust()));
       break;
     case 'x509_san_dns':
-      ({ payload, certificate } = await verifyX509SanDnsRequestObject(jwt, id.dnsName, trust));
+      ({ payload, certificate } = await verifyX509SanDnsRequestObject(
+        jwt,
+        id.dnsName,
+        await certificateTrust(),
+      ));
       break;
     case 'verifier_attestation':
       ({ payload, attestation } = await verifyAttestedRequestObject(jwt, id.subject, {

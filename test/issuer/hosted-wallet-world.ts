@@ -39,6 +39,8 @@ export interface IssuerAndWalletOptions {
   env?: Record<string, string>;
   /** `coffer issuer enable --haip`. */
   haip?: boolean;
+  /** More CAs (PEM) the server's outbound requests trust, e.g. a trusted-list server's. */
+  trust?: string[];
 }
 
 export async function startIssuerAndWallet(
@@ -71,7 +73,12 @@ export async function startIssuerAndWallet(
         ISSUER_TRUST_ANCHORS: anchors,
         ...options.env,
       },
-      { outbound: createOutboundClient({ allowPrivateTargets: true, ca: [front.ca.pem] }) },
+      {
+        outbound: createOutboundClient({
+          allowPrivateTargets: true,
+          ca: [front.ca.pem, ...(options.trust ?? [])],
+        }),
+      },
     );
     front.target = server.url;
     const { clientId, token } = await server.createMaster('University');

@@ -7,8 +7,9 @@ import { readEtsiTrustedList } from './etsi-119612.ts';
 import { readListOfTrustedEntities } from './lote-119602.ts';
 import {
   type GrantedService,
-  issuesCredentials,
   type ReadList,
+  roleOf,
+  type ServiceRole,
   type TrustedListKind,
   type TrustedListSource,
 } from './trusted-list.ts';
@@ -31,6 +32,8 @@ export interface TrustedListResolver {
   readonly sources: TrustedListSource[];
   /** The configured list `url` (and its members): throws TrustError when the list itself cannot be used. */
   issuerServices(url: string): Promise<IssuerServices>;
+  /** The granted services of one role in every configured list that can be had now. */
+  servicesFor(role: ServiceRole): Promise<GrantedService[]>;
 }
 
 const DAY = 86_400_000;
@@ -148,13 +151,17 @@ export function createTrustedListResolver(deps: {
         return;
       }
       lists.push(url);
-      for (const service of list.services.filter(issuesCredentials))
+      for (const service of list.services) {
+        const role = roleOf(service);
+        if (!role) continue;
         services.push({
+          role,
           listUrl: url,
           type: service.type,
           name: service.name,
           certificates: service.certificates,
         });
+      }
       if (depth < MAX_DEPTH)
         await Promise.all(list.pointers.map((p) => visit(p.url, p.signers, depth + 1, false)));
     };
@@ -167,9 +174,34 @@ export function createTrustedListResolver(deps: {
     async issuerServices(url) {
       const source = deps.sources.find((s) => s.url === url);
       if (!source) throw new TrustError('invalid_trust_anchor', `${url} is not a configured trusted list`);
-      return collect(source);
+      const { services, lists } = await collect(source);
+      return { services: services.filter((s) => s.role === 'issuer'), lists };
+    },
+    async servicesFor(role) {
+      const all = await Promise.all(
+        deps.sources.map((source) =>
+          collect(source).then(
+            ({ services }) => services.filter((s) => s.role === role),
+            (error: unknown) => {
+              // A list that cannot be had now vouches for nobody; the others still count.
+              if (error instanceof TrustError) return [];
+              throw error;
+            },
+          ),
+        ),
+      );
+      return all.flat();
     },
   };
+}
+
+/**
+ * The CA certificates that granted services of `role` (wallet providers, relying-party access)
+ * vouch with, from every configured list that can be had now: anchors beside the PEM files'.
+ */
+export function listedAnchors(resolver: TrustedListResolver, role: Exclude<ServiceRole, 'issuer'>) {
+  return async (): Promise<X509Certificate[]> =>
+    (await resolver.servicesFor(role)).flatMap((service) => service.certificates);
 }
 
 /**

@@ -40,8 +40,12 @@ export interface ReadList {
   services: ListedService[];
 }
 
-/** A service that may vouch for a credential issuer, and the list that named it. */
+/** What a granted service vouches for: credential issuers, wallet providers, or relying parties' access. */
+export type ServiceRole = 'issuer' | 'wallet_provider' | 'relying_party_access';
+
+/** A service that may vouch for a credential issuer (or, by its role, a wallet provider or verifier), and the list that named it. */
 export interface GrantedService {
+  role: ServiceRole;
   listUrl: string;
   type: string;
   name: string;
@@ -77,7 +81,34 @@ export const ISSUER_SERVICE_TYPES: ReadonlySet<string> = new Set([
   'http://uri.etsi.org/19602/SvcType/EAA/Issuance',
 ]);
 
+/**
+ * Wallet providers (whose Wallet and key attestations Coffer's issuers accept), in 119 612 terms
+ * and as the EU's 119 602 wallet-provider list names them.
+ */
+export const WALLET_PROVIDER_SERVICE_TYPES: ReadonlySet<string> = new Set([
+  'http://uri.etsi.org/Svc/Svctype/Provider/WalletProvider',
+  'http://uri.etsi.org/19602/SvcType/WalletSolution/Issuance',
+]);
+
+/** Providers of wallet-relying party access certificates (WRPAC): the CAs of verifiers a wallet may trust. */
+export const RELYING_PARTY_ACCESS_SERVICE_TYPES: ReadonlySet<string> = new Set([
+  'http://uri.etsi.org/19602/SvcType/WRPAC/Issuance',
+]);
+
+const ROLE_TYPES: Record<ServiceRole, ReadonlySet<string>> = {
+  issuer: ISSUER_SERVICE_TYPES,
+  wallet_provider: WALLET_PROVIDER_SERVICE_TYPES,
+  relying_party_access: RELYING_PARTY_ACCESS_SERVICE_TYPES,
+};
+
+const granted = (service: ListedService) =>
+  service.status === undefined || GRANTED_STATUSES.has(service.status);
+
+/** The role a listed service may vouch in now, or undefined (another type, or not granted). */
+export function roleOf(service: ListedService): ServiceRole | undefined {
+  if (!granted(service)) return undefined;
+  return (Object.keys(ROLE_TYPES) as ServiceRole[]).find((role) => ROLE_TYPES[role].has(service.type));
+}
+
 /** Whether a listed service may vouch for credential issuers now. */
-export const issuesCredentials = (service: ListedService) =>
-  ISSUER_SERVICE_TYPES.has(service.type) &&
-  (service.status === undefined || GRANTED_STATUSES.has(service.status));
+export const issuesCredentials = (service: ListedService) => roleOf(service) === 'issuer';

@@ -6,6 +6,7 @@ import type { TrustError } from '../../../src/trust/trust-error.ts';
 import type { TrustedListKind } from '../../../src/trust/trusted-lists/trusted-list.ts';
 import {
   createTrustedListResolver,
+  listedAnchors,
   outboundListFetcher,
   RETRY_FAILED_LIST_MS,
   serviceVouchingFor,
@@ -121,6 +122,30 @@ describe('trusted lists: reading, verifying and matching', () => {
     const trust = trustedListIssuerTrust(resolver);
     assert.equal(await trust(x509(pid.signer), [], now), `${server.url}/member.xml`);
     assert.equal(await trust(x509(stranger.signer), [], now), null);
+  });
+
+  test('wallet-provider and relying-party access services are anchors of their own role only', async () => {
+    const { resolver } = resolverFor('/lotl.xml', [lotlSigner]);
+    const providers = await listedAnchors(resolver, 'wallet_provider')();
+    assert.deepEqual(
+      providers.map((c) => c.fingerprint256),
+      [x509(wallet.ca).fingerprint256],
+      'the granted wallet provider, and no PID or (Q)EAA issuer',
+    );
+    assert.deepEqual(await listedAnchors(resolver, 'relying_party_access')(), []);
+    // Issuer trust never comes from the wallet provider's service.
+    assert.equal(await trustedListIssuerTrust(resolver)(x509(wallet.signer), [], new Date()), null);
+    // A list that cannot be had vouches for nobody, and does not fail the others.
+    server.put('/gone.xml', null);
+    const both = createTrustedListResolver({
+      sources: [
+        { url: `${server.url}/gone.xml`, kind: 'etsi-119612', signers: [x509(lotlSigner)] },
+        { url: `${server.url}/lotl.xml`, kind: 'etsi-119612', signers: [x509(lotlSigner)] },
+      ],
+      fetchList: outboundListFetcher(createOutboundClient({ allowPrivateTargets: true, ca: server.ca.pem })),
+      now: () => new Date(),
+    });
+    assert.equal((await listedAnchors(both, 'wallet_provider')()).length, 1);
   });
 
   test('a verified list is cached, and concurrent requests share one fetch', async () => {
