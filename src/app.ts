@@ -255,7 +255,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     masterKey: context.masterKey,
     retentionDays: config.auditRetentionDays,
   });
-  const audit = auditTrail.audit;
+  // AUDIT_TRAIL=off (benchmarks only, never production): acts record nothing.
+  const audit = config.auditTrail ? auditTrail.audit : { record: async () => {} };
   const cipher = createFieldCipher(ring);
   const users = {
     db: database.db,

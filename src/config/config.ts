@@ -77,6 +77,11 @@ export interface Config {
   resultRetention: number;
   /** Days audit events are kept before the sweep truncates the chain at a signed checkpoint (AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
+  /**
+   * AUDIT_TRAIL=off records nothing: only for `npm run bench -- --only=telemetry` to measure what
+   * the trail costs, and refused in production.
+   */
+  auditTrail: boolean;
 }
 
 /** TRANSACTION_DATA_TYPES: comma-separated type identifiers (URIs or collision-resistant names). */
@@ -236,6 +241,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   );
   const resultRetention = readInteger(env, 'RESULT_RETENTION', 600, 0, 30 * 24 * 3600);
   const auditRetentionDays = readInteger(env, 'AUDIT_RETENTION_DAYS', 400, 1, 100 * 366);
+  const auditTrailSetting = env['AUDIT_TRAIL'] ?? 'on';
+  if (!['on', 'off'].includes(auditTrailSetting))
+    throw new ConfigError('AUDIT_TRAIL', `must be on or off, got "${auditTrailSetting.slice(0, 20)}"`);
   const walletProviderKey = env['WALLET_PROVIDER_KEY'] ? path.resolve(env['WALLET_PROVIDER_KEY']) : undefined;
   const walletProviderChain = env['WALLET_PROVIDER_CHAIN']
     ? path.resolve(env['WALLET_PROVIDER_CHAIN'])
@@ -254,6 +262,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     }
     if (allowPrivateTargets) {
       throw new ConfigError('ALLOW_PRIVATE_TARGETS', 'must not be true in production (NODE_ENV=production)');
+    }
+    if (auditTrailSetting === 'off') {
+      throw new ConfigError('AUDIT_TRAIL', 'must not be off in production: it exists to measure the trail');
     }
   }
 
@@ -293,5 +304,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     walletProviderChain,
     resultRetention,
     auditRetentionDays,
+    auditTrail: auditTrailSetting === 'on',
   };
 }

@@ -89,3 +89,14 @@ test('without MASTER_KEY a key is generated into DATA_DIR once, private to its o
   const given = await loadMasterKey(KEY, dir);
   assert.deepEqual(given.key, Buffer.alloc(32, 7));
 });
+
+test("AUDIT_TRAIL=off, the benchmarks' switch, is refused in production and takes only on or off", () => {
+  assert.equal(readConfig({}).auditTrail, true, 'the trail is on unless told otherwise');
+  assert.equal(readConfig({ AUDIT_TRAIL: 'off' }).auditTrail, false);
+  assert.equal(refusal({ AUDIT_TRAIL: 'no' }).variable, 'AUDIT_TRAIL');
+  assert.equal(
+    refusal({ NODE_ENV: 'production', MASTER_KEY: KEY, PUBLIC_URL: 'https://id.example', AUDIT_TRAIL: 'off' })
+      .variable,
+    'AUDIT_TRAIL',
+  );
+});
