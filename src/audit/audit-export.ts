@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import type { ChainedRow } from './audit-chain.ts';
 
 /** One row as exported and as `GET /v1/audit` shows it. */
 export interface AuditRecord {
@@ -16,19 +17,12 @@ export interface AuditRecord {
   hash: string | null;
 }
 
-export function presentAuditRow(row: {
-  id: number;
-  occurred_at: string;
-  client_id: number | null;
-  actor: string;
-  event_type: string;
-  targets: string;
-  outcome: string;
-  reason: string | null;
-  request_id: string | null;
-  chain_seq: string | number | null;
-  hash: string | null;
-}): AuditRecord {
+export function presentAuditRow(
+  row: ChainedRow & {
+    chain_seq: string | number | null;
+    hash: string | null;
+  },
+): AuditRecord {
   return {
     id: row.id,
     time: row.occurred_at,

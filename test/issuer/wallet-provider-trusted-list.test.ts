@@ -1,10 +1,9 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: tests read arbitrary JSON
 import assert from 'node:assert/strict';
-import { randomUUID, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { createWalletProvider, type WalletProviderFiles } from '../oid4vci/haip-helpers.ts';
 import type { Certified } from '../oid4vp/certificates.ts';
@@ -16,6 +15,7 @@ import {
   startListServer,
   WALLET_PROVIDER,
 } from '../trust/test-trusted-lists.ts';
+import { clientAttestation, instanceKey, withDpop } from './haip-wallet.ts';
 import { type IssuerAndWallet, startIssuerAndWallet } from './hosted-wallet-world.ts';
 
 /**
@@ -24,7 +24,6 @@ import { type IssuerAndWallet, startIssuerAndWallet } from './hosted-wallet-worl
  * service — and not of one the list names only as a PID provider, nor of one it does not name.
  */
 const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
-const seconds = () => Math.floor(Date.now() / 1000);
 const asListed = (pem: string) => ({ der: new X509Certificate(pem).raw.toString('base64') }) as Certified;
 
 for (const kind of DATABASE_KINDS) {
@@ -86,56 +85,17 @@ for (const kind of DATABASE_KINDS) {
         claims: { degree: { given_name: 'Ada' } },
       });
       const document = (await (await world.front.fetch(offer.body.data.credential_offer_uri)).json()) as any;
-      const code = document.grants[PRE_AUTHORIZED]['pre-authorized_code'];
-      const instance = await generateKeyPair('ES256', { extractable: true });
-      const jwk = (await exportJWK(instance.publicKey)) as JWK;
-      const url = `${world.front.url}/v2/openidc/token`;
-      const attestation = await new SignJWT({
-        iss: 'https://wallet-provider.example',
-        sub: 'test-wallet',
-        cnf: { jwk },
-        iat: seconds(),
-        exp: seconds() + 600,
-      })
-        .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation+jwt', x5c: provider.x5c })
-        .sign(provider.privateKey);
-      const pop = await new SignJWT({
-        iss: 'test-wallet',
-        aud: document.credential_issuer,
-        jti: randomUUID(),
-        iat: seconds(),
-      })
-        .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation-pop+jwt' })
-        .sign(instance.privateKey);
-      let nonce: string | undefined;
-      for (;;) {
-        const dpop = await new SignJWT({
-          htm: 'POST',
-          htu: url,
-          jti: randomUUID(),
-          iat: seconds(),
-          ...(nonce ? { nonce } : {}),
-        })
-          .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
-          .sign(instance.privateKey);
-        const response = await world.front.fetch(url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/x-www-form-urlencoded',
-            dpop,
-            'oauth-client-attestation': attestation,
-            'oauth-client-attestation-pop': pop,
-          },
-          body: new URLSearchParams({ grant_type: PRE_AUTHORIZED, 'pre-authorized_code': code }).toString(),
-        });
-        const body = (await response.json()) as any;
-        const asked = response.headers.get('dpop-nonce');
-        if (body?.error === 'use_dpop_nonce' && asked && nonce === undefined) {
-          nonce = asked;
-          continue;
-        }
-        return { status: response.status, body };
-      }
+      const instance = await instanceKey();
+      return withDpop(world, instance, `${world.front.url}/v2/openidc/token`, {
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(await clientAttestation(provider, instance, document.credential_issuer)),
+        },
+        body: new URLSearchParams({
+          grant_type: PRE_AUTHORIZED,
+          'pre-authorized_code': document.grants[PRE_AUTHORIZED]['pre-authorized_code'],
+        }).toString(),
+      });
     }
 
     test('a wallet provider the list grants is accepted', async () => {
