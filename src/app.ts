@@ -505,6 +505,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // Coffer as a credential issuer for its tenants: the API, the wallet-facing endpoints, status lists.
   const issuer: IssuerDeps = {
     metrics,
+    audit,
     db: database.db,
     writes: createIssuerWrites(database.db, database.dialect),
     cipher,
