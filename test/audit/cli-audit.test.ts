@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
@@ -33,6 +36,35 @@ for (const kind of DATABASE_KINDS) {
         [['cli', master.clientId, { client_id: master.clientId }]],
       );
       assert.ok(!rows[0]!.targets.includes(token));
+    });
+
+    test('a backup is recorded service-wide; a refused one (the file exists) records nothing', async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'coffer-audit-backup-'));
+      try {
+        const out = path.join(dir, 'coffer.backup');
+        const blocksOnly = kind === 'postgres' ? ['--blocks-only'] : [];
+        const taken = await coffer(server, 'backup', '--out', out, ...blocksOnly, '--json');
+        assert.equal(taken.code, 0, taken.stderr);
+        const refused = await coffer(server, 'backup', '--out', out, ...blocksOnly);
+        assert.notEqual(refused.code, 0);
+        const rows = await server.database.db
+          .selectFrom('audit_events')
+          .selectAll()
+          .where('event_type', '=', 'backup')
+          .execute();
+        assert.equal(rows.length, 1);
+        const report = JSON.parse(taken.stdout);
+        assert.deepEqual(
+          [rows[0]!.actor, rows[0]!.client_id, JSON.parse(rows[0]!.targets)],
+          [
+            'cli',
+            null,
+            { key_id: report.key_id, blocks: report.blocks, database: kind === 'sqlite' ? 1 : 0 },
+          ],
+        );
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     });
   });
 }
