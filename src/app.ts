@@ -363,6 +363,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       })
     : undefined;
   const deletion: DeletionDeps = {
+    audit,
     db: database.db,
     store,
     log: app.log,
@@ -475,7 +476,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const verifier: VerifierDeps = {
     metrics,
     db: database.db,
-    writes: createVerifierWriters(database.db, database.dialect),
+    writes: createVerifierWriters(database.db, database.dialect, audit),
     cipher,
     formats,
     status,
@@ -505,6 +506,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // Coffer as a credential issuer for its tenants: the API, the wallet-facing endpoints, status lists.
   const issuer: IssuerDeps = {
     metrics,
+    audit,
     db: database.db,
     writes: createIssuerWrites(database.db, database.dialect),
     cipher,

@@ -1,3 +1,4 @@
+import type { AuditContext } from '../audit/audit-events.ts';
 import type { DeletionDeps } from '../credentials/credential-deletion.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { truncateDeletedPages } from '../db/erased-pages.ts';
@@ -24,12 +25,34 @@ export interface ErasureDeps extends DeletionDeps {
  * transaction (issuer/offer-cancellation.ts), and the claims that the account's hosted wallet
  * gave Coffer's own verifier are deleted from those results.
  */
-export async function eraseAccount(deps: ErasureDeps, userId: number): Promise<void> {
-  const cancelOffers = await prepareOfferCancellation({ ...deps.offerEvents, db: deps.db }, userId);
-  const deleted = await deleteAccountRows(deps.db, deps.dialect, userId, async (trx) => {
-    await cancelOffers(trx);
-    await deleteClaimsAnsweredBy(trx, userId);
-  });
+export async function eraseAccount(
+  deps: ErasureDeps,
+  account: { user_id: number; tenant_id: number },
+  by: AuditContext,
+): Promise<void> {
+  const userId = account.user_id;
+  const cancelOffers = await prepareOfferCancellation(
+    { ...deps.offerEvents, db: deps.db, ...(deps.audit ? { audit: deps.audit } : {}) },
+    userId,
+    by,
+  );
+  const deleted = await deleteAccountRows(
+    deps.db,
+    deps.dialect,
+    userId,
+    async (trx) => {
+      await cancelOffers(trx);
+      await deleteClaimsAnsweredBy(trx, userId);
+    },
+    async (trx) => {
+      await deps.audit?.record(trx, {
+        ...by,
+        clientId: account.tenant_id,
+        type: 'user.erase',
+        targets: { user_id: userId },
+      });
+    },
+  );
   if (!deleted) throw notFound('The user');
   await truncateDeletedPages(deps.db, deps.dialect);
   await Promise.all(

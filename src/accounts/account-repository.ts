@@ -50,6 +50,8 @@ export async function deleteAccountRows(
   dialect: Dialect,
   userId: number,
   endPrepared: (trx: Transaction<Database>) => Promise<void>,
+  /** Runs once, after the account's row went: its audit event. */
+  erased: (trx: Transaction<Database>) => Promise<void> = async () => {},
 ): Promise<DeletedAccount | undefined> {
   return db.transaction().execute(async (trx) => {
     // Taking the row first (a write that changes nothing) serialises concurrent erasures and a
@@ -73,6 +75,7 @@ export async function deleteAccountRows(
     const blocks = await blocksOf(trx, userId, user.profile_cid);
     const notify = (await findWalletCredentials(trx, [userId])).filter((row) => row.notification_sealed);
     await trx.deleteFrom('users').where('user_id', '=', userId).execute();
+    await erased(trx);
     for (const [column, value] of [
       ['identity_wallet', user.wallet_address],
       ['identity_email_index', user.email_index],

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
+import { apiAuditContext } from '../audit/audit-routes.ts';
 import { callerOf, requireApiToken, subClientScopeOf } from '../clients/api-auth.ts';
 import type { Database } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
@@ -37,7 +38,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteDeps> = async 
       const tenantId = await tenantOfCaller(deps, callerOf(request), subClientScopeOf(request));
       const account = await findAccountInTenant(deps.db, request.params.user_id, tenantId);
       if (!account) throw notFound('The user');
-      await eraseAccount(deps, account.user_id);
+      await eraseAccount(deps, { user_id: account.user_id, tenant_id: tenantId }, apiAuditContext(request));
       reply.header('cache-control', 'no-store').code(204);
     },
   );

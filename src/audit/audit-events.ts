@@ -2,10 +2,11 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 
 /**
- * Who acted: an API client, a person (their account id), a console administrator, or an operator
- * at the command line. Ids only: never an e-mail address or a name.
+ * Who acted: an API client, a person (their account id), a console administrator, an operator
+ * at the command line, or a wallet no account names (it holds an offer or answers a request:
+ * Coffer does not know whose it is). Ids only: never an e-mail address or a name.
  */
-export type AuditActor = `client:${number}` | `person:${string}` | `admin:${string}` | 'cli';
+export type AuditActor = `client:${number}` | `person:${string}` | `admin:${string}` | 'cli' | 'wallet';
 
 /** What the trail records of one act: ids only, never e-mail addresses, claims, tokens or secrets. */
 export interface AuditEvent {

@@ -26,7 +26,10 @@ export const AuditEventSchema = Type.Object({
   id: Type.Integer(),
   time: Type.String({ format: 'date-time' }),
   client_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The tenant.' }),
-  actor: Type.String({ description: '`client:<id>`, `person:<account id>`, `admin:<id>` or `cli`.' }),
+  actor: Type.String({
+    description:
+      '`client:<id>`, `person:<account id>`, `admin:<id>`, `cli` or `wallet` (a wallet no account names).',
+  }),
   type: Type.String(),
   targets: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]), {
     description: 'The ids the act touched.',

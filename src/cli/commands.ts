@@ -8,7 +8,7 @@ import {
   rotateClientSecret,
   setClientSettings,
 } from '../clients/client-admin.ts';
-import { revokeApiToken } from '../clients/client-repository.ts';
+import { revokeApiTokenOf } from '../clients/client-repository.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Database } from '../db/schema.ts';
@@ -338,8 +338,20 @@ export async function runCommand(deps: CliDeps, argv: string[]): Promise<Command
       const { positionals } = parse(args, {});
       const token = positionals[0];
       if (!token) throw new UsageError('TOKEN is required');
-      const revoked = await revokeApiToken(deps.db, token);
-      if (!revoked) throw new UsageError('no live API token has that value');
+      const revoked = await deps.db.transaction().execute(async (tx) => {
+        const clientId = await revokeApiTokenOf(tx, token);
+        // Never the token: the client it belonged to.
+        if (clientId !== undefined) {
+          await audit.record(tx, {
+            actor: 'cli',
+            clientId,
+            type: 'client.token_revoke',
+            targets: { client_id: clientId },
+          });
+        }
+        return clientId;
+      });
+      if (revoked === undefined) throw new UsageError('no live API token has that value');
       return { json: { revoked: true }, text: 'Token revoked.' };
     }
     case 'keys rotate': {

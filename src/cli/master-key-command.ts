@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
+import { createAudit } from '../audit/audit-events.ts';
 import type { Config } from '../config/config.ts';
 import {
   MASTER_KEY_FILE,
@@ -152,6 +153,16 @@ export async function runMasterKeyCommand(deps: MasterKeyDeps, argv: string[]): 
     { db: deps.db, store, cipher: createFieldCipher(ring), target, log: deps.log },
     dryRun,
   );
+  // Many transactions, resumable: the event follows the run (actor cli, service-wide).
+  if (!dryRun) {
+    await createAudit().record(deps.db, {
+      actor: 'cli',
+      clientId: null,
+      type: 'master_key.rotate',
+      targets: { kid: report.kid, failed: report.failed, remaining: report.remaining },
+      ...(report.failed > 0 ? { outcome: 'failure', reason: 'incomplete' } : {}),
+    });
+  }
   return { json: report, text: describe(report, previous.map(masterKeyId)) };
 }
 

@@ -1,5 +1,6 @@
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { type AuditEvent, createAudit } from '../audit/audit-events.ts';
 import { takeBackup } from '../backup/backup-service.ts';
 import { restoreBackup } from '../backup/restore-service.ts';
 import type { Config } from '../config/config.ts';
@@ -93,6 +94,20 @@ async function collect(config: Config, args: string[]): Promise<CommandResult> {
   }
 }
 
+/**
+ * Records a service-wide operation (actor `cli`, no tenant) once it is done: a backup or restore
+ * is no database transaction, so its event follows it. The server's sealer seals the row.
+ */
+async function recordOperation(config: Config, event: Pick<AuditEvent, 'type' | 'targets'>) {
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    await migrateToLatest(database.db, database.dialect);
+    await createAudit().record(database.db, { ...event, actor: 'cli', clientId: null });
+  } finally {
+    await database.close();
+  }
+}
+
 async function backup(config: Config, args: string[]): Promise<CommandResult> {
   const { values, positionals } = parse(args, {
     out: { type: 'string' },
@@ -127,6 +142,10 @@ async function backup(config: Config, args: string[]): Promise<CommandResult> {
     },
     out,
   );
+  await recordOperation(config, {
+    type: 'backup',
+    targets: { key_id: report.key_id, blocks: report.blocks, database: report.database ? 1 : 0 },
+  });
   const what = report.database ? 'the database and ' : '';
   const missing = report.missing.length
     ? `\nWarning: ${report.missing.length} referenced block(s) were already missing or damaged in the store: ${report.missing.slice(0, 5).join(', ')}`
@@ -155,6 +174,10 @@ async function restore(config: Config, args: string[]): Promise<CommandResult> {
     },
     path.resolve(values.from),
   );
+  // Into the restored SQLite database; a PostgreSQL one is restored by pg_restore afterwards.
+  if (report.database) {
+    await recordOperation(config, { type: 'restore', targets: { blocks: report.blocks } });
+  }
   const database = report.database
     ? 'the database and '
     : config.databaseUrl

@@ -82,13 +82,19 @@ export async function insertApiToken(db: Kysely<Database>, clientId: number, tok
 
 /** Returns false when no live token has that value. */
 export async function revokeApiToken(db: Kysely<Database>, token: string): Promise<boolean> {
-  const result = await db
+  return (await revokeApiTokenOf(db, token)) !== undefined;
+}
+
+/** Revokes a live token; gives the client it belonged to (for the audit trail), or undefined. */
+export async function revokeApiTokenOf(db: Kysely<Database>, token: string): Promise<number | undefined> {
+  const row = await db
     .updateTable('api_tokens')
     .set({ revoked_at: now() })
     .where('token_hash', '=', hashSecret(token))
     .where('revoked_at', 'is', null)
+    .returning('client_id')
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return row?.client_id;
 }
 
 export const flag = (value: boolean): Flag => (value ? 1 : 0);

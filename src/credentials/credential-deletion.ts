@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Audit } from '../audit/audit-events.ts';
 import type { Database } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import type { EncryptedStore } from '../storage/index.ts';
@@ -11,6 +12,8 @@ import {
 
 export interface DeletionDeps {
   db: Kysely<Database>;
+  /** The audit trail: deletions and erasures (docs/operations.md). */
+  audit?: Audit;
   store: EncryptedStore;
   /**
    * Tells the issuer of a credential that came by OpenID4VCI (`credential_deleted`); the
@@ -27,7 +30,15 @@ export interface DeletionDeps {
  * that points to it, while the opposite order could leave a listed credential without its block.
  */
 export async function deleteCredential(deps: DeletionDeps, row: WalletCredentialRow): Promise<void> {
-  const cids = await deleteCredentialRow(deps.db, row.credential_pk);
+  // The person deletes their own credential (API bearer token or wallet page).
+  const cids = await deleteCredentialRow(deps.db, row.credential_pk, async (trx) => {
+    await deps.audit?.record(trx, {
+      clientId: row.tenant_id,
+      actor: `person:${row.user_id}`,
+      type: 'credential.delete',
+      targets: { credential_id: row.credential_id, user_id: row.user_id },
+    });
+  });
   if (!cids) throw notFound('The credential');
   await Promise.all(
     cids.map((cid) =>

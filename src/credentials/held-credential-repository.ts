@@ -54,7 +54,11 @@ export async function findWalletCredential(
  * Deletes a credential and its copies in one transaction; returns the CIDs of every block it
  * had, or undefined when a concurrent deletion took it first.
  */
-export async function deleteCredentialRow(db: Kysely<Database>, credentialPk: number) {
+export async function deleteCredentialRow(
+  db: Kysely<Database>,
+  credentialPk: number,
+  deleted: (trx: Kysely<Database>) => Promise<void> = async () => {},
+) {
   return db.transaction().execute(async (trx) => {
     const copies = await trx
       .selectFrom('credential_copies')
@@ -62,14 +66,15 @@ export async function deleteCredentialRow(db: Kysely<Database>, credentialPk: nu
       .where('credential_pk', '=', credentialPk)
       .execute();
     await trx.deleteFrom('credential_copies').where('credential_pk', '=', credentialPk).execute();
-    const deleted = await trx
+    const row = await trx
       .deleteFrom('credentials')
       .where('credential_pk', '=', credentialPk)
       .returning(['cid', 'prepared_cid'])
       .executeTakeFirst();
-    if (!deleted) return undefined;
-    const prepared = deleted.prepared_cid === null ? [] : [deleted.prepared_cid];
-    return [...new Set([deleted.cid, ...prepared, ...copies.map((copy) => copy.cid)])];
+    if (!row) return undefined;
+    await deleted(trx);
+    const prepared = row.prepared_cid === null ? [] : [row.prepared_cid];
+    return [...new Set([row.cid, ...prepared, ...copies.map((copy) => copy.cid)])];
   });
 }
 

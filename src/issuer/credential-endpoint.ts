@@ -356,6 +356,13 @@ async function recordCopy(
         });
         if (entry) await countStatusEntry(tx, entry.listId);
         if (finish) await finish(tx);
+        // The wallet acted; it is the person's when the offer names an account. Never the claims.
+        await deps.audit?.record(tx, {
+          clientId: keys.clientId,
+          actor: offer.user_id === null ? 'wallet' : `person:${offer.user_id}`,
+          type: 'issuer.credential_issue',
+          targets: { offer_id: offer.id, configuration_id: copy.configurationId, credential_id: id },
+        });
       });
       if (refusal) throw refusal;
       return issued;

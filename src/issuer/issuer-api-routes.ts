@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { apiAuditContext } from '../audit/audit-routes.ts';
 import { callerOf, requireApiToken } from '../clients/api-auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { listIssuerConfigurations, putConfiguration, removeConfiguration } from './issuer-configurations.ts';
@@ -55,6 +56,7 @@ export const issuerApiRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app
         callerOf(request).clientId,
         request.params.id,
         request.body,
+        apiAuditContext(request),
       );
       reply.code(created ? 201 : 200);
       return { data };
@@ -88,7 +90,12 @@ export const issuerApiRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app
       },
     },
     async (request, reply) => {
-      await removeConfiguration(deps, callerOf(request).clientId, request.params.id);
+      await removeConfiguration(
+        deps,
+        callerOf(request).clientId,
+        request.params.id,
+        apiAuditContext(request),
+      );
       return reply.code(204).send(null);
     },
   );
@@ -108,7 +115,12 @@ export const issuerApiRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app
       },
     },
     async (request, reply) => {
-      const data = await createOffer(deps, callerOf(request).clientId, request.body);
+      const data = await createOffer(
+        deps,
+        callerOf(request).clientId,
+        request.body,
+        apiAuditContext(request),
+      );
       reply.code(201).header('cache-control', 'no-store');
       return { data };
     },
@@ -194,7 +206,15 @@ export const issuerApiRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app
     async (request) => {
       const clientId = callerOf(request).clientId;
       await requireIssuer(deps, clientId);
-      return { data: await changeCredentialStatus(deps, clientId, request.params.id, request.body.status) };
+      return {
+        data: await changeCredentialStatus(
+          deps,
+          clientId,
+          request.params.id,
+          request.body.status,
+          apiAuditContext(request),
+        ),
+      };
     },
   );
 };

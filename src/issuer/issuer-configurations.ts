@@ -1,3 +1,4 @@
+import type { AuditContext } from '../audit/audit-events.ts';
 import { isUniqueViolation } from '../db/dialect.ts';
 import { CofferError, notFound } from '../errors.ts';
 import { type CredentialConfiguration, checkConfiguration } from './configurations.ts';
@@ -16,6 +17,7 @@ export async function putConfiguration(
   clientId: number,
   id: string,
   configuration: CredentialConfiguration,
+  context: AuditContext,
 ) {
   await requireIssuer(deps, clientId);
   checkConfiguration(configuration);
@@ -29,7 +31,16 @@ export async function putConfiguration(
   }
   let created: boolean;
   try {
-    created = await saveConfiguration(deps.db, clientId, id, configuration, deps.now().toISOString());
+    created = await deps.db.transaction().execute(async (tx) => {
+      const isNew = await saveConfiguration(tx, clientId, id, configuration, deps.now().toISOString());
+      await deps.audit?.record(tx, {
+        ...context,
+        clientId,
+        type: 'issuer.configuration_put',
+        targets: { configuration_id: id },
+      });
+      return isNew;
+    });
   } catch (error) {
     // Another tenant took the scope between the check and the write.
     if (configuration.scope && isUniqueViolation(error)) throw conflict();
@@ -46,7 +57,20 @@ export async function listIssuerConfigurations(deps: IssuerDeps, clientId: numbe
   }));
 }
 
-export async function removeConfiguration(deps: IssuerDeps, clientId: number, id: string) {
+export async function removeConfiguration(
+  deps: IssuerDeps,
+  clientId: number,
+  id: string,
+  context: AuditContext,
+) {
   await requireIssuer(deps, clientId);
-  if (!(await deleteConfiguration(deps.db, clientId, id))) throw notFound('The configuration');
+  await deps.db.transaction().execute(async (tx) => {
+    if (!(await deleteConfiguration(tx, clientId, id))) throw notFound('The configuration');
+    await deps.audit?.record(tx, {
+      ...context,
+      clientId,
+      type: 'issuer.configuration_delete',
+      targets: { configuration_id: id },
+    });
+  });
 }

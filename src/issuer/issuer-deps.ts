@@ -1,5 +1,6 @@
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Audit } from '../audit/audit-events.ts';
 import type { Database } from '../db/schema.ts';
 import type { Bbs2023Deps } from '../formats/ldp-vc/bbs-2023/base-proof.ts';
 import type { OutboundClient } from '../http/outbound.ts';
@@ -34,6 +35,8 @@ export interface IssuerDeps {
   config: { publicUrl: string; allowPrivateTargets: boolean };
   now: () => Date;
   log: { warn(object: object, message: string): void };
+  /** The audit trail: configurations, offers, issuances, status changes (docs/operations.md). */
+  audit?: Audit;
   /** Per-tenant issuance counters for /metrics. */
   metrics?: Pick<ServiceMetrics, 'issuance'>;
 }

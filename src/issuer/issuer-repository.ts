@@ -274,15 +274,14 @@ export const findUnfinishedOffersOf = (db: Kysely<Database>, userId: number) =>
  * Cancels the account's unfinished offers: their claims and deferred requests go and their codes
  * stop working (every grant and the offer by reference want another status). Answers their ids.
  */
-export async function cancelUnfinishedOffersOf(db: Kysely<Database>, userId: number): Promise<string[]> {
-  const rows = await db
+export async function cancelUnfinishedOffersOf(db: Kysely<Database>, userId: number) {
+  return db
     .updateTable('issuer_offers')
     .set({ status: 'cancelled', claims_sealed: null, deferred_sealed: null, transaction_id_hash: null })
     .where('user_id', '=', userId)
     .where('status', 'in', [...UNFINISHED])
-    .returning('id')
+    .returning(['id', 'client_id'])
     .execute();
-  return rows.map((row) => row.id);
 }
 
 const markIssued = prepareQuery((db, param: Param<{ id: string }>) =>

@@ -1,3 +1,4 @@
+import type { AuditContext } from '../audit/audit-events.ts';
 import { prepareOfferEvent } from './issuer-callbacks.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
 import { cancelUnfinishedOffersOf, findUnfinishedOffersOf } from './issuer-repository.ts';
@@ -11,8 +12,9 @@ import type { Work } from './issuer-writes.ts';
  * returned work cancels in it (offers made meanwhile are cancelled too, without a callback).
  */
 export async function prepareOfferCancellation(
-  deps: Pick<IssuerDeps, 'db' | 'keys' | 'config' | 'now'>,
+  deps: Pick<IssuerDeps, 'db' | 'keys' | 'config' | 'now' | 'audit'>,
   userId: number,
+  by: AuditContext,
 ): Promise<Work<void>> {
   const offers = await findUnfinishedOffersOf(deps.db, userId);
   const events = new Map(
@@ -33,6 +35,14 @@ export async function prepareOfferCancellation(
     ),
   );
   return async (tx) => {
-    for (const id of await cancelUnfinishedOffersOf(tx, userId)) await events.get(id)?.(tx);
+    for (const { id, client_id: clientId } of await cancelUnfinishedOffersOf(tx, userId)) {
+      await events.get(id)?.(tx);
+      await deps.audit?.record(tx, {
+        ...by,
+        clientId,
+        type: 'issuer.offer_cancel',
+        targets: { offer_id: id },
+      });
+    }
   };
 }

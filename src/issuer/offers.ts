@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
+import type { AuditContext } from '../audit/audit-events.ts';
 import { isForeignKeyViolation } from '../db/dialect.ts';
 import type { IssuerOfferStatus } from '../db/schema.ts';
 import { CofferError, forbidden, invalidField, notFound } from '../errors.ts';
@@ -48,7 +49,12 @@ export async function requireIssuer(deps: IssuerDeps, clientId: number) {
 }
 
 /** `POST /v1/issuer/offers`: the tenant offers credentials to a person's wallet. */
-export async function createOffer(deps: IssuerDeps, clientId: number, body: Static<typeof CreateOfferBody>) {
+export async function createOffer(
+  deps: IssuerDeps,
+  clientId: number,
+  body: Static<typeof CreateOfferBody>,
+  context: AuditContext,
+) {
   const issuer = await requireIssuer(deps, clientId);
   const configurations = await findConfigurations(deps.db, clientId, body.configuration_ids);
   body.configuration_ids.forEach((id, index) => {
@@ -118,6 +124,12 @@ export async function createOffer(deps: IssuerDeps, clientId: number, body: Stat
     await deps.writes.durable(async (tx) => {
       await insertOffer(tx, row);
       await event(tx);
+      await deps.audit?.record(tx, {
+        ...context,
+        clientId,
+        type: 'issuer.offer_create',
+        targets: { offer_id: id, ...(row.user_id !== null ? { user_id: row.user_id } : {}) },
+      });
     });
   } catch (error) {
     // The account was erased between the check above and this write.

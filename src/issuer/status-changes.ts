@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import type { AuditContext } from '../audit/audit-events.ts';
 import type { IssuedCredentialsTable } from '../db/schema.ts';
 import { CofferError, notFound } from '../errors.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
@@ -30,6 +31,7 @@ export async function changeCredentialStatus(
   clientId: number,
   credentialId: string,
   status: 'valid' | 'revoked' | 'suspended',
+  context: AuditContext,
 ) {
   const row = await deps.db
     .selectFrom('issued_credentials')
@@ -54,17 +56,27 @@ export async function changeCredentialStatus(
     );
   }
   const now = deps.now().toISOString();
+  // A request that changes nothing (already in that status) records nothing.
   if (row.status !== status) {
     // Conditional on the status read: a concurrent revocation wins, and revoked stays final.
-    const changed = await deps.db
-      .updateTable('issued_credentials')
-      .set({ status })
-      .where('id', '=', row.id)
-      .where('status', '=', row.status)
-      .executeTakeFirst();
-    if (Number(changed.numUpdatedRows) !== 1) {
-      throw new CofferError('conflict', 'The credential status changed meanwhile; read it and try again.');
-    }
+    // The event commits with the credential's new status; the list is written after, as before.
+    await deps.db.transaction().execute(async (tx) => {
+      const changed = await tx
+        .updateTable('issued_credentials')
+        .set({ status })
+        .where('id', '=', row.id)
+        .where('status', '=', row.status)
+        .executeTakeFirst();
+      if (Number(changed.numUpdatedRows) !== 1) {
+        throw new CofferError('conflict', 'The credential status changed meanwhile; read it and try again.');
+      }
+      await deps.audit?.record(tx, {
+        ...context,
+        clientId,
+        type: 'issuer.status_change',
+        targets: { credential_id: row.id, from: row.status, to: status },
+      });
+    });
     await writeStatus(deps.db, row.status_list_id, row.status_index, status, now);
   }
   return issuedCredentialView(deps.config.publicUrl, { ...row, status });

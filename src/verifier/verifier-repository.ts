@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Audit, AuditEvent } from '../audit/audit-events.ts';
 import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
 import { type Param, prepareQuery } from '../db/prepared-query.ts';
@@ -114,14 +115,24 @@ export async function dropReadClaims(db: Kysely<Database>, readBefore: string): 
  * cut may undo the last of them (the request then reads `created` again, or its claims are kept
  * until the next read starts the retention anew), never a result.
  */
-export function createVerifierWriters(db: Kysely<Database>, dialect: Dialect) {
+export function createVerifierWriters(db: Kysely<Database>, dialect: Dialect, audit?: Audit) {
   const advance = (tx: Kysely<Database>, row: AdvanceRow) =>
     advanceVerifierRequest(tx, row.id, row.from, row.changes);
   return {
-    insertRequest: createGroupCommit(db, dialect, (tx, row: Insertable<VerifierRequestsTable>) =>
-      insertVerifierRequest(tx, row),
+    insertRequest: createGroupCommit(
+      db,
+      dialect,
+      async (tx, item: { row: Insertable<VerifierRequestsTable>; event?: AuditEvent | undefined }) => {
+        await insertVerifierRequest(tx, item.row);
+        if (item.event) await audit?.record(tx, item.event);
+      },
     ),
-    settle: createGroupCommit(db, dialect, advance),
+    // The answer's event commits with it, and only when the answer was taken (not a refused one).
+    settle: createGroupCommit(db, dialect, async (tx, row: AdvanceRow & { event: AuditEvent }) => {
+      const advanced = await advance(tx, row);
+      if (advanced) await audit?.record(tx, row.event);
+      return advanced;
+    }),
     markRetrieved: createGroupCommit(db, dialect, advance, {
       durability: 'process-crash',
       statements: 'one',

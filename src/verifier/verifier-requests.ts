@@ -7,6 +7,7 @@ import {
 } from 'node:crypto';
 import { DcqlQuery } from 'dcql';
 import { calculateJwkThumbprint, type JWK } from 'jose';
+import type { AuditContext } from '../audit/audit-events.ts';
 import { CofferError } from '../errors.ts';
 import { federationVerifierOf } from '../federation/federation-service.ts';
 import { checkOutboundTarget, OutboundError } from '../http/outbound.ts';
@@ -181,7 +182,7 @@ export async function createVerifierRequest(
    * A request Coffer makes for a log-in (wallet-login.ts) names its interaction, and may trust
    * only the issuers the client's wallet log-in names.
    */
-  options: { interactionId?: string; onlyTrustedIssuers?: boolean } = {},
+  options: { interactionId?: string; onlyTrustedIssuers?: boolean; audit?: AuditContext } = {},
 ) {
   const verifier = await verifierOf(deps, clientId);
   const dcqlQuery = parseDcql(body.dcql_query);
@@ -252,7 +253,16 @@ export async function createVerifierRequest(
     first_read_at: null,
     interaction_id: options.interactionId ?? null,
   };
-  await deps.writes.insertRequest(row);
+  // Coffer's own log-in requests have no context: the log-in is what the trail records of them.
+  await deps.writes.insertRequest({
+    row,
+    event: options.audit && {
+      ...options.audit,
+      clientId,
+      type: 'verifier.request_create',
+      targets: { request_id: id },
+    },
+  });
   const page = `${deps.config.publicUrl}/verify/${id}`;
   if (responseMode.startsWith('dc_api')) {
     const request = await signRequestObject(deps, verifier, row, stored, {});

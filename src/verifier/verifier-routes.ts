@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { apiAuditContext } from '../audit/audit-routes.ts';
 import { callerOf, requireApiToken } from '../clients/api-auth.ts';
 import { CofferError } from '../errors.ts';
 import { acceptFormBodies } from '../http/form-body.ts';
@@ -55,7 +56,9 @@ export const verifierRoutes: FastifyPluginAsyncTypebox<VerifierDeps> = async (ap
       },
     },
     async (request, reply) => {
-      const data = await createVerifierRequest(deps, callerOf(request).clientId, request.body);
+      const data = await createVerifierRequest(deps, callerOf(request).clientId, request.body, {
+        audit: apiAuditContext(request),
+      });
       reply.code(201);
       return { data };
     },

@@ -197,9 +197,12 @@ async function settle(
   let status: VerifierRequestStatus;
   let result: StoredResult;
   let claims: Record<string, Record<string, unknown>[]> = {};
+  // The audit reason of a failed answer: the first failing check, or the wallet's own error.
+  let reason: string | undefined;
   if (typeof parameters['error'] === 'string') {
     const error = parameters['error'].slice(0, 256);
     status = error === 'access_denied' ? 'declined' : 'rejected';
+    reason = status === 'declined' ? 'declined' : 'wallet_error';
     const description =
       typeof parameters['error_description'] === 'string'
         ? parameters['error_description'].slice(0, 500)
@@ -219,6 +222,7 @@ async function settle(
       status: deps.status,
     });
     status = verified.verified ? 'verified' : 'rejected';
+    if (!verified.verified) reason = verified.failure?.check ?? 'verification_failed';
     const credentials = Object.fromEntries(
       Object.entries(verified.credentials).map(([id, list]) => [
         id,
@@ -254,6 +258,13 @@ async function settle(
       response_code_hash: responseCode ? sha256(responseCode) : null,
       answered_at: deps.now().toISOString(),
       first_read_at: null,
+    },
+    event: {
+      clientId: row.client_id,
+      actor: 'wallet',
+      type: 'verifier.response',
+      targets: { request_id: row.id },
+      ...(reason ? { outcome: 'failure', reason } : { outcome: 'success' }),
     },
   });
   if (!advanced) throw refused('This request has been answered already; a verified response is final.');

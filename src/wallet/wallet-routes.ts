@@ -189,7 +189,11 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRouteDeps> = async (a
       const person = await actingPerson(request);
       const account = person.accounts.find((a) => a.user_id === Number(request.params.key));
       if (!account) throw notFound('The account');
-      await eraseAccount(deps.erasure, account.user_id);
+      // The person deletes their own account from the wallet page.
+      await eraseAccount(deps.erasure, account, {
+        actor: `person:${account.user_id}`,
+        requestId: request.id,
+      });
       reply.header('cache-control', 'no-store');
       // The session belongs to one account: erasing that one ends it (its row went with the account).
       if (account.user_id !== person.session.user_id) return { redirect_to: '/wallet' };
