@@ -3,7 +3,6 @@ import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { Counter } from 'prom-client';
 import type { ErasureDeps } from './accounts/account-erasure.ts';
 import { accountRoutes } from './accounts/account-routes.ts';
 import { auditRoutes } from './audit/audit-routes.ts';
@@ -249,14 +248,16 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     metrics.registry,
   );
 
-  const auditTrail = startAuditTrail({
-    db: database.db,
-    dialect: database.dialect,
-    masterKey: context.masterKey,
-    retentionDays: config.auditRetentionDays,
-  });
-  // AUDIT_TRAIL=off (benchmarks only, never production): acts record nothing.
-  const audit = config.auditTrail ? auditTrail.audit : { record: async () => {} };
+  // AUDIT_TRAIL=off (benchmarks only, never production): acts record nothing, and nothing seals.
+  const auditTrail = config.auditTrail
+    ? startAuditTrail({
+        db: database.db,
+        dialect: database.dialect,
+        masterKey: context.masterKey,
+        retentionDays: config.auditRetentionDays,
+      })
+    : { audit: { record: async () => {} }, stop: async () => {} };
+  const audit = auditTrail.audit;
   const cipher = createFieldCipher(ring);
   const users = {
     db: database.db,
@@ -344,12 +345,6 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       })
     : undefined;
   const trustedListSources = await loadTrustedLists(config.trustedLists);
-  const listRejections = new Counter({
-    name: 'coffer_trusted_list_rejections_total',
-    help: 'Trusted lists fetched but not used (signature, expiry, schema), by reason',
-    labelNames: ['code'],
-    registers: [metrics.registry],
-  });
   // One reader (and its cache of verified lists) for the verifier and the wallet.
   const trustedLists = trustedListSources.length
     ? createTrustedListResolver({
@@ -358,7 +353,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
         now: () => new Date(),
         onRejected: (url, error) => {
           app.log.warn({ url, code: error.code, reason: error.message }, 'trusted list not used');
-          listRejections.inc({ code: error.code });
+          metrics.trustedListRejected(error.code);
         },
       })
     : undefined;

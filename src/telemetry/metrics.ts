@@ -13,6 +13,8 @@ export interface ServiceMetrics {
   verification(tenant: number, format: string, outcome: string, failingCheck: string): void;
   /** A log-in finished or refused; `tenant` is the interaction's client, or none for the wallet page. */
   login(tenant: number | null, method: string, outcome: 'success' | 'failure'): void;
+  /** A trusted list fetched but not used (signature, expiry, schema), by its TrustError code. */
+  trustedListRejected(code: string): void;
 }
 
 export function createServiceMetrics(registry = new Registry()): ServiceMetrics {
@@ -34,8 +36,15 @@ export function createServiceMetrics(registry = new Registry()): ServiceMetrics 
     labelNames: ['tenant', 'method', 'outcome'],
     registers: [registry],
   });
+  const listRejections = new Counter({
+    name: 'coffer_trusted_list_rejections_total',
+    help: 'Trusted lists fetched but not used (signature, expiry, schema), by reason',
+    labelNames: ['code'],
+    registers: [registry],
+  });
   return {
     registry,
+    trustedListRejected: (code) => listRejections.inc({ code }),
     issuance: (tenant, format, outcome, count = 1) =>
       issuances.inc({ tenant: String(tenant), format, outcome }, count),
     verification: (tenant, format, outcome, failingCheck) =>
