@@ -403,6 +403,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   });
 
   const presentations: PresentationDeps = {
+    audit,
     status,
     recordHistory: recordWalletHistory,
     delivered: async (target, userIds) => {

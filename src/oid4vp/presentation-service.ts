@@ -1,5 +1,6 @@
 import type { JsonWebKey, X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Audit, AuditActor, AuditEvent } from '../audit/audit-events.ts';
 import { credentialContext, readPrepared } from '../credentials/credential-service.ts';
 import { copyKeyContext, openIssuerDisplay } from '../credentials/held-credential-contexts.ts';
 import { type CredentialRef, type RecordHistory, typesOf } from '../credentials/history-events.ts';
@@ -70,6 +71,8 @@ export interface PresentationDeps {
    * this deployment's own verifier is erased with the account (app.ts links them).
    */
   delivered?: (target: string, userIds: number[]) => Promise<void>;
+  /** Records each consent given or refused (`wallet.consent`). */
+  audit?: Audit;
 }
 
 /**
@@ -662,6 +665,46 @@ async function recordPresentations(
 }
 
 /**
+ * The person who answered: the account whose credential went first, else (a decline) the first
+ * account of the logged-in identity, else a wallet no account names (declined before logging in).
+ */
+async function consentActor(
+  deps: PresentationDeps,
+  state: ConsentInteraction,
+  shared: SharedCredential[],
+): Promise<AuditActor> {
+  const first = shared[0]?.account.user_id;
+  if (first !== undefined) return `person:${first}`;
+  if (!state.loggedIn) return 'wallet';
+  const [account] = await findAccountsOfIdentity(deps.db, state.identity);
+  return account ? `person:${account.user_id}` : 'wallet';
+}
+
+/**
+ * Consent belongs to the person's wallet, not to a tenant (DESIGN.md, The person's wallet): the
+ * event is the service's (no tenant), so no tenant's trail learns where its users present
+ * credentials — an issuer must not follow its credentials to their verifiers.
+ */
+function consentEvent(
+  state: ConsentInteraction,
+  decision: ConsentDecision['decision'],
+  shared: SharedCredential[],
+  actor: AuditActor,
+): AuditEvent {
+  return {
+    clientId: null,
+    actor,
+    type: 'wallet.consent',
+    targets: {
+      interaction_id: state.interactionId,
+      verifier: state.request.verifier.clientId,
+      decision,
+      credentials: shared.length,
+    },
+  };
+}
+
+/**
  * The person's answer (POST /interaction/{id}/consent): the presentation on approval,
  * access_denied on decline (which reads none of the person's credentials). Either goes back by
  * the request's response mode, once.
@@ -690,7 +733,13 @@ export async function decideConsent(
     shared = approved.shared;
   }
   const { request } = state;
-  if (!(await finishInteraction(deps.db, state.interactionId, {}))) throw gone();
+  const actor = await consentActor(deps, state, shared);
+  const finished = await deps.db.transaction().execute(async (tx) => {
+    if (!(await finishInteraction(tx, state.interactionId, {}))) return false;
+    await deps.audit?.record(tx, consentEvent(state, body.decision, shared, actor));
+    return true;
+  });
+  if (!finished) throw gone();
   try {
     const delivered = await deliverResponse(request, parameters, deps.outbound, encryption);
     await recordPresentations(deps, request, shared, { delivered: true });

@@ -172,6 +172,22 @@ for (const kind of DATABASE_KINDS) {
         200,
         "the stranger's accounts are untouched",
       );
+      // Each erasure is on the trail as the person's own act (issue #42); the refused ones left nothing.
+      const erasures = await world.server.database.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('event_type', '=', 'user.erase')
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        erasures
+          .map((row) => [row.actor, JSON.parse(row.targets).user_id])
+          .filter(([, id]) => id === other.userId || id === own.userId),
+        [
+          [`person:${other.userId}`, other.userId],
+          [`person:${own.userId}`, own.userId],
+        ],
+      );
     });
   });
 }

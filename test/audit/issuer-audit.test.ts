@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { type InteropIssuer, startInteropIssuer } from '../issuer/test-wallet.ts';
+import { minimalProfile } from '../users/helpers.ts';
 
 /**
  * The issuer's acts leave audit events (issue #42): configurations, offers, issuances and status
@@ -96,6 +97,37 @@ for (const kind of DATABASE_KINDS) {
         from: 'valid',
         to: 'revoked',
       });
+    });
+
+    test('an offer made for a person: its issuance names the person; erasing them cancels the rest', async () => {
+      const user = await world.api('POST', '/v1/user/create', { profile: minimalProfile() });
+      assert.equal(user.status, 201, user.text);
+      const userId = user.body.data.user_id as number;
+      const redeemed = await world.offer({
+        configuration_ids: ['degree'],
+        claims: { degree: DEGREE },
+        user_id: userId,
+      });
+      await world.wallet.receive(redeemed.offer_link);
+      const [issued] = (await events('issuer.credential_issue')).filter(
+        (e) => JSON.parse(e.targets).offer_id === redeemed.id,
+      );
+      assert.equal(issued?.actor, `person:${userId}`);
+      assert.equal(issued?.client_id, world.clientId);
+
+      const pending = await world.offer({
+        configuration_ids: ['degree'],
+        claims: { degree: DEGREE },
+        user_id: userId,
+      });
+      const erased = await world.api('DELETE', `/v1/user/${userId}`);
+      assert.equal(erased.status, 204, erased.text);
+      const cancelled = await events('issuer.offer_cancel');
+      assert.deepEqual(
+        cancelled.map((e) => [e.actor, e.client_id, JSON.parse(e.targets)]),
+        [[`client:${world.clientId}`, world.clientId, { offer_id: pending.id }]],
+        'only the unfinished offer is cancelled, by whoever erased the account',
+      );
     });
 
     test('refused acts record nothing: unknown configuration, bad offer, final revocation, other tenant', async () => {

@@ -374,6 +374,18 @@ describe('master-key rotate refuses what it cannot do', () => {
     const report = JSON.parse(second.stdout);
     assert.equal(report.remaining, 0, JSON.stringify(report));
     assert.equal(report.blocks.by_kind.profile.reencrypted, 2);
+    // The finished rotation is on the audit trail (issue #42): the operator, service-wide, ids only.
+    const rotations = await handle.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event_type', '=', 'master_key.rotate')
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      [rotations.at(-1)?.actor, rotations.at(-1)?.client_id, JSON.parse(rotations.at(-1)!.targets)],
+      ['cli', null, { kid: report.kid, failed: 0, remaining: 0 }],
+    );
+    assert.ok(!rotations.some((row) => row.targets.includes(b64(keyB))), 'never the key');
     assert.equal((await create('one@embedded.example')).status, 409, 'found under the new index too');
     await rm(path.join(database.dataDir, 'master.key.previous'));
     await server.kill('SIGTERM');

@@ -110,6 +110,16 @@ describe('backup and restore on SQLite while the server stores', () => {
     server = await startServerProcess({ ...env, DATA_DIR: fresh });
     const restoredHandle = openDatabase({ databaseUrl: undefined, dataDir: fresh, poolSize: 2 });
     cleanups.push(() => restoredHandle.close());
+    // The restore is on the restored trail (issue #42), once, by the operator.
+    const restores = await restoredHandle.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event_type', '=', 'restore')
+      .execute();
+    assert.deepEqual(
+      restores.map((row) => [row.actor, row.client_id, JSON.parse(row.targets)]),
+      [['cli', null, { blocks: report.blocks }]],
+    );
     const readBack = await readBackThroughApi(server.url, fixture, restoredHandle, acknowledgedBefore.keys());
     for (const [id, { vc }] of acknowledgedBefore)
       assert.deepEqual(readBack.listed.get(id), vc, `acknowledged credential ${id} is not listed as stored`);

@@ -227,6 +227,13 @@ for (const kind of DATABASE_KINDS) {
       const entries = await verifiedResult(world, created.id);
       assert.deepEqual(Object.keys(entries).sort(), ['degree', 'mdl', 'person', 'pid']);
       assertDisclosed(entries);
+      const consent = await consentEvent(path);
+      assert.deepEqual(
+        [consent.actor, consent.client_id, consent.targets.decision, consent.targets.credentials],
+        [`person:${userId}`, null, 'approve', 4],
+      );
+      assert.ok(consent.targets.verifier.length > 0);
+      assert.ok(!JSON.stringify(consent).includes('Ada'), 'no claim reaches the trail');
     });
 
     test('the person declines: the verifier records declined, with no claims', async () => {
@@ -238,7 +245,28 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(result.status, 'declined');
       assert.equal(result.error.error, 'access_denied');
       assert.deepEqual(result.credentials, {});
+      const consent = await consentEvent(path);
+      assert.deepEqual(
+        [consent.actor, consent.client_id, consent.targets.decision, consent.targets.credentials],
+        [`person:${userId}`, null, 'decline', 0],
+      );
     });
+
+    /**
+     * Consent is the person's act in their own wallet (issue #42): recorded for the service, never
+     * in a tenant's trail, so the tenant that issued a credential cannot follow it to its verifiers.
+     */
+    async function consentEvent(path: string) {
+      const interactionId = path.split('/').filter(Boolean).at(-1);
+      const rows = await world.server.database.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('event_type', '=', 'wallet.consent')
+        .execute();
+      const mine = rows.filter((row) => JSON.parse(row.targets).interaction_id === interactionId);
+      assert.equal(mine.length, 1, `one wallet.consent event for ${interactionId}`);
+      return { ...mine[0]!, targets: JSON.parse(mine[0]!.targets) as Json };
+    }
 
     test('transaction data: the person confirms it, the key binding JWT carries its hash, the verifier checks it', async () => {
       const item = { type: PAYMENT, credential_ids: ['pid'], amount: '42.00 EUR', payee: 'Shop' };
