@@ -76,6 +76,48 @@ async function tokenFigures(
   }
 }
 
+/** The middle value: with rounds interleaved, one disturbed round does not decide the figure. */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Each variant's figures for the three workloads, in one round. */
+async function measureVariant(
+  database: BenchDatabase,
+  env: Record<string, string>,
+  connections: number,
+  duration: number,
+): Promise<Figures[]> {
+  const issuer = await runIssuerBenchmark({
+    database,
+    duration,
+    connections: [connections],
+    extraEnv: env,
+    steps: false,
+  });
+  const verifier = await runVerifierBenchmark({
+    database,
+    duration,
+    connections: [connections],
+    extraEnv: env,
+  });
+  return [await tokenFigures(database, env, connections, duration), issuer.rows[0]!, verifier.rows[0]!];
+}
+
+const WORKLOADS = [
+  'token exchange',
+  'pre-authorized issuance (dc+sd-jwt)',
+  'verification round trip (dc+sd-jwt)',
+];
+
+/**
+ * Rounds (BENCH_TELEMETRY_ROUNDS, default 3) run every variant once, in an order rotated per round,
+ * so that a drift of the machine (a PostgreSQL checkpoint, another process) falls on each variant in
+ * turn; each figure is the median of its rounds, with the range beside it. A single pass swung by
+ * ±40 % between variants that write the same rows.
+ */
 export async function runTelemetryBenchmark(options: {
   databases: BenchDatabase[];
   duration: number;
@@ -84,47 +126,34 @@ export async function runTelemetryBenchmark(options: {
   process.env['BENCH_ISSUER_PEER'] = '0';
   process.env['BENCH_ISSUER_FORMATS'] = 'dc+sd-jwt';
   process.env['BENCH_VERIFIER_FORMATS'] = 'dc+sd-jwt';
+  const rounds = Math.max(1, Number(process.env['BENCH_TELEMETRY_ROUNDS'] ?? 3));
   const sink = await startSpanSink();
   const rows: string[] = [];
   try {
     for (const database of options.databases) {
-      const figures: Record<string, Figures[]> = {};
-      for (const variant of VARIANTS) {
-        const env = variant.env(sink.url);
-        const { connections, duration } = options;
-        const issuer = await runIssuerBenchmark({
-          database,
-          duration,
-          connections: [connections],
-          extraEnv: env,
-          steps: false,
-        });
-        const verifier = await runVerifierBenchmark({
-          database,
-          duration,
-          connections: [connections],
-          extraEnv: env,
-        });
-        figures[variant.name] = [
-          await tokenFigures(database, env, connections, duration),
-          issuer.rows[0]!,
-          verifier.rows[0]!,
-        ];
-        console.error(`done: telemetry ${variant.name} ${database}`);
+      const figures = new Map<string, Figures[][]>(VARIANTS.map((v) => [v.name, []]));
+      for (let round = 0; round < rounds; round++) {
+        const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
+        for (const variant of order) {
+          const { connections, duration } = options;
+          figures
+            .get(variant.name)!
+            .push(await measureVariant(database, variant.env(sink.url), connections, duration));
+          console.error(`done: telemetry round ${round + 1}/${rounds} ${variant.name} ${database}`);
+        }
       }
-      const workloads = [
-        'token exchange',
-        'pre-authorized issuance (dc+sd-jwt)',
-        'verification round trip (dc+sd-jwt)',
-      ];
-      workloads.forEach((workload, i) => {
-        const off = figures[VARIANTS[0]!.name]![i]!;
+      WORKLOADS.forEach((workload, i) => {
+        const of = (name: string) => figures.get(name)!.map((round) => round[i]!);
+        const baseline = median(of(VARIANTS[0]!.name).map((f) => f.perSecond));
         for (const variant of VARIANTS) {
-          const measured = figures[variant.name]![i]!;
-          const change = ((measured.perSecond - off.perSecond) / off.perSecond) * 100;
+          const measured = of(variant.name);
+          const perSecond = median(measured.map((f) => f.perSecond));
+          const range = `${Math.min(...measured.map((f) => f.perSecond)).toFixed(0)}–${Math.max(...measured.map((f) => f.perSecond)).toFixed(0)}`;
+          const change = ((perSecond - baseline) / baseline) * 100;
           const versus = variant === VARIANTS[0] ? '—' : `${change >= 0 ? '+' : ''}${change.toFixed(1)} %`;
+          const cpu = median(measured.map((f) => f.cpuMs));
           rows.push(
-            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${measured.perSecond.toFixed(1)} | ${versus} | ${measured.cpuMs.toFixed(3)} |`,
+            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${perSecond.toFixed(1)} | ${range} | ${versus} | ${cpu.toFixed(3)} |`,
           );
         }
       });
@@ -133,8 +162,10 @@ export async function runTelemetryBenchmark(options: {
     await sink.close();
   }
   return [
-    '| workload | db | concurrent | variant | per second | throughput vs no audit, no tracing | server CPU ms each |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    `${rounds} interleaved rounds; medians, with the range of the rounds`,
+    '',
+    '| workload | db | concurrent | variant | per second | range /s | throughput vs no audit, no tracing | server CPU ms each |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
     `spans exported to the sink: ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB of OTLP JSON`,

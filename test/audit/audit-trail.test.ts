@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { insertAuditEvent } from '../../src/audit/audit-events.ts';
 import { sealAuditEvents, sweepAuditEvents } from '../../src/audit/audit-sealer.ts';
 import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
@@ -271,6 +272,25 @@ for (const kind of DATABASE_KINDS) {
       broken = await coffer(server, 'audit', 'verify', '--json');
       assert.equal(broken.code, 1);
       assert.deepEqual([JSON.parse(broken.stdout).ok, JSON.parse(broken.stdout).position], [false, 6]);
+    });
+
+    test('a burst larger than one sealing statement is sealed in order into one chain that verifies', async () => {
+      const db = server.database.db;
+      await db.deleteFrom('audit_events').execute();
+      await db.deleteFrom('audit_checkpoints').execute();
+      for (let i = 0; i < 250; i++)
+        await insertAuditEvent(db, { clientId: null, actor: 'cli', type: 'bench.burst', targets: { i } });
+      // The server's own periodic run may seal part of it meanwhile: the chain is one either way.
+      await sealAuditEvents(db, server.database.dialect);
+      const rows = await db.selectFrom('audit_events').select(['id', 'chain_seq']).orderBy('id').execute();
+      assert.deepEqual(
+        rows.map((row) => Number(row.chain_seq)),
+        Array.from({ length: 250 }, (_, i) => i + 1),
+      );
+      const verified = await coffer(server, 'audit', 'verify', '--json');
+      assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+      assert.equal(JSON.parse(verified.stdout).sealed, 250);
+      await db.deleteFrom('audit_events').execute();
     });
 
     test('retention truncates at a signed checkpoint that verifies; a forged checkpoint fails', async () => {
