@@ -114,10 +114,11 @@ export async function sealAuditEvents(db: Kysely<Database>, dialect: Dialect): P
 
 /**
  * A sealer for one process: `nudge` (called after each audited write) seals soon, coalescing a
- * burst into one run; `seal` seals now. Rows whose transaction had not committed at the run are
+ * burst into one run (at most four runs a second: each run is a transaction and the lock, so
+ * sealing every few milliseconds under load cost more than the rows' own inserts); `seal` seals now. Rows whose transaction had not committed at the run are
  * picked up by the next nudge or by the periodic run.
  */
-export function createAuditSealer(db: Kysely<Database>, dialect: Dialect, delayMs = 20) {
+export function createAuditSealer(db: Kysely<Database>, dialect: Dialect, delayMs = 250) {
   let running: Promise<unknown> = Promise.resolve();
   let scheduled = false;
   const seal = () => {
