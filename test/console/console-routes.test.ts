@@ -1,0 +1,268 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { insertAuditEvent } from '../../src/audit/audit-events.ts';
+import { hashSecret } from '../../src/keys/secrets.ts';
+import { DATABASE_KINDS } from '../helpers/databases.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import {
+  addAdmin,
+  consoleLogin,
+  formToken,
+  getPage,
+  postForm,
+  SUB_CLIENT_FIELDS,
+} from './console-helpers.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+type Json = any;
+
+for (const kind of DATABASE_KINDS) {
+  describe(`the console, headless, on ${kind}`, () => {
+    let server: TestServer;
+    let tenantA: { clientId: number; token: string };
+    let tenantB: { clientId: number; token: string };
+    let ownerId: number;
+    let owner: string;
+    before(async () => {
+      server = await startTestServer(kind);
+      tenantA = await server.createMaster('University A');
+      tenantB = await server.createMaster('Shop B');
+      ownerId = await addAdmin(server, tenantA.clientId, { email: 'owner@a.example' }, 'owner');
+      await addAdmin(server, tenantB.clientId, { email: 'owner@b.example' }, 'owner');
+      owner = (await consoleLogin(server, 'owner@a.example')).cookie;
+    });
+    after(async () => {
+      await server?.close();
+    });
+
+    const subClientCount = async (clientId: number) =>
+      Number(
+        (
+          await server.database.db
+            .selectFrom('clients')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('parent_id', '=', clientId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+
+    test('the front page says what this Coffer is and links to what exists', async () => {
+      const response = await fetch(`${server.url}/`);
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type')!, /text\/html/);
+      assert.match(response.headers.get('content-security-policy')!, /default-src 'none'/);
+      const html = await response.text();
+      assert.match(html, /OpenID Provider/);
+      for (const link of ['/console', '/wallet', '/docs', '/.well-known/openid-configuration'])
+        assert.ok(html.includes(`href="${link}"`), link);
+      for (const link of ['/docs', '/.well-known/openid-configuration'])
+        assert.equal((await fetch(`${server.url}${link}`)).status, 200, link);
+    });
+
+    test('the console session is its own Strict, HttpOnly cookie of bounded life, kept only as a hash', async () => {
+      const { cookie, setCookie } = await consoleLogin(server, 'owner@a.example');
+      assert.match(cookie, /^coffer_console=[A-Za-z0-9_-]{43}$/);
+      assert.match(setCookie, /; HttpOnly/);
+      assert.match(setCookie, /; SameSite=Strict/);
+      assert.match(setCookie, /; Max-Age=28800/);
+      assert.doesNotMatch(setCookie, /Secure/, 'no Secure in development and tests, where http is used');
+      const value = cookie.split('=')[1]!;
+      const rows = await server.database.db.selectFrom('console_sessions').selectAll().execute();
+      assert.ok(rows.some((r) => r.id_hash === hashSecret(value)));
+      assert.ok(rows.every((r) => r.id_hash !== value));
+      assert.ok(rows.every((r) => r.email_index !== 'owner@a.example'));
+      // The person's own session cookie is not involved.
+      const json = await getPage(server, cookie, '/console', 'application/json');
+      assert.deepEqual(await json.json(), {
+        clients: [{ client_id: tenantA.clientId, name: 'University A', role: 'owner' }],
+      });
+    });
+
+    test('an administrator of one client goes to its overview: counts and recent events', async () => {
+      const start = await getPage(server, owner, '/console');
+      assert.equal(start.status, 303);
+      assert.equal(start.headers.get('location'), `/console/clients/${tenantA.clientId}`);
+      const overview = await getPage(server, owner, `/console/clients/${tenantA.clientId}`);
+      assert.equal(overview.status, 200);
+      const html = await overview.text();
+      assert.match(html, /<dt>Sub-clients<\/dt>/);
+      assert.match(html, /<dt>Issued credentials<\/dt>/);
+      assert.match(html, /console\.login/, 'the log-in is among the recent events');
+      assert.equal(overview.headers.get('cache-control'), 'no-store');
+    });
+
+    test('someone who administers no client is told so (403), as a page and as JSON', async () => {
+      const { cookie } = await consoleLogin(server, 'stranger@example.org');
+      const page = await getPage(server, cookie, '/console');
+      assert.equal(page.status, 403);
+      assert.match(await page.text(), /You administer no client here/);
+      const json = await getPage(server, cookie, '/console', 'application/json');
+      assert.equal(json.status, 403);
+      assert.equal(((await json.json()) as Json).error, 'forbidden');
+      const other = await getPage(server, cookie, `/console/clients/${tenantA.clientId}`);
+      assert.equal(other.status, 404);
+    });
+
+    test('without a session a page sends the browser to log in, and a write is 401', async () => {
+      const page = await getPage(server, 'coffer_console=nothing', `/console/clients/${tenantA.clientId}`);
+      assert.equal(page.status, 303);
+      assert.equal(page.headers.get('location'), '/console');
+      const write = await postForm(server, '', `/console/clients/${tenantA.clientId}/subclients`, {
+        ...SUB_CLIENT_FIELDS,
+        csrf_token: 'x',
+      });
+      assert.equal(write.status, 401);
+    });
+
+    test('a write without the page token, with another session’s token or from another site is refused', async () => {
+      const before = await subClientCount(tenantA.clientId);
+      const path = `/console/clients/${tenantA.clientId}/subclients`;
+      const missing = await postForm(server, owner, path, SUB_CLIENT_FIELDS);
+      assert.equal(missing.status, 403);
+      const other = (await consoleLogin(server, 'owner@b.example')).cookie;
+      const foreignToken = await formToken(server, other, tenantB.clientId);
+      const wrong = await postForm(server, owner, path, { ...SUB_CLIENT_FIELDS, csrf_token: foreignToken });
+      assert.equal(wrong.status, 403);
+      const token = await formToken(server, owner, tenantA.clientId);
+      const crossSite = await postForm(
+        server,
+        owner,
+        path,
+        { ...SUB_CLIENT_FIELDS, csrf_token: token },
+        { origin: 'https://evil.example' },
+      );
+      assert.equal(crossSite.status, 403);
+      assert.equal(await subClientCount(tenantA.clientId), before);
+    });
+
+    test("an administrator of one tenant neither sees nor touches another's", async () => {
+      for (const path of ['', '/audit', '/subclients']) {
+        const page = await getPage(server, owner, `/console/clients/${tenantB.clientId}${path}`);
+        assert.equal(page.status, 404, path);
+        assert.doesNotMatch(await page.text(), /Shop B/);
+      }
+      const token = await formToken(server, owner, tenantA.clientId);
+      const write = await postForm(server, owner, `/console/clients/${tenantB.clientId}/subclients`, {
+        ...SUB_CLIENT_FIELDS,
+        subdomain: 'cross',
+        csrf_token: token,
+      });
+      assert.equal(write.status, 404);
+      assert.equal(await subClientCount(tenantB.clientId), 0);
+    });
+
+    test('an owner creates a sub-client; the trail names the administrator as its actor', async () => {
+      const token = await formToken(server, owner, tenantA.clientId);
+      const created = await postForm(server, owner, `/console/clients/${tenantA.clientId}/subclients`, {
+        ...SUB_CLIENT_FIELDS,
+        csrf_token: token,
+      });
+      assert.equal(created.status, 303, await created.clone().text());
+      const location = created.headers.get('location')!;
+      assert.match(location, new RegExp(`^/console/clients/${tenantA.clientId}/subclients\\?created=\\d+$`));
+      const list = await (await getPage(server, owner, location)).text();
+      assert.match(list, /Faculty of Law/);
+      assert.match(list, /role="status">Sub-client \d+ was created/);
+      const audit = await server.request('GET', '/v1/audit?type=subclient.create', {
+        headers: { 'x-api-token': tenantA.token },
+      });
+      assert.equal(audit.status, 200);
+      assert.equal(audit.body.data[0].actor, `admin:${ownerId}`);
+      const page = await (
+        await getPage(server, owner, `/console/clients/${tenantA.clientId}/audit?type=subclient.create`)
+      ).text();
+      assert.match(page, new RegExp(`admin:${ownerId}`));
+    });
+
+    test('a form with mistakes comes back with them, and what was typed', async () => {
+      const token = await formToken(server, owner, tenantA.clientId);
+      const response = await postForm(server, owner, `/console/clients/${tenantA.clientId}/subclients`, {
+        ...SUB_CLIENT_FIELDS,
+        country: 'XX',
+        subdomain: 'other',
+        csrf_token: token,
+      });
+      assert.equal(response.status, 400);
+      const html = await response.text();
+      assert.match(html, /role="alert"/);
+      assert.match(html, /id="country"[^>]*aria-invalid="true"/);
+      assert.match(html, /value="Faculty of Law"/);
+    });
+
+    test('an auditor reads and cannot write; an operator cannot create sub-clients', async () => {
+      const auditorId = await addAdmin(server, tenantA.clientId, { email: 'auditor@a.example' }, 'auditor');
+      await addAdmin(server, tenantA.clientId, { email: 'operator@a.example' }, 'operator');
+      for (const email of ['auditor@a.example', 'operator@a.example']) {
+        const { cookie } = await consoleLogin(server, email);
+        const list = await getPage(server, cookie, `/console/clients/${tenantA.clientId}/subclients`);
+        assert.equal(list.status, 200);
+        assert.doesNotMatch(await list.text(), /Create a sub-client/);
+        const token = await formToken(server, cookie, tenantA.clientId);
+        const write = await postForm(server, cookie, `/console/clients/${tenantA.clientId}/subclients`, {
+          ...SUB_CLIENT_FIELDS,
+          subdomain: 'refused',
+          csrf_token: token,
+        });
+        assert.equal(write.status, 403, email);
+      }
+      const audit = await getPage(
+        server,
+        (await consoleLogin(server, 'auditor@a.example')).cookie,
+        `/console/clients/${tenantA.clientId}/audit`,
+      );
+      assert.equal(audit.status, 200);
+      assert.ok(auditorId > 0);
+    });
+
+    test('the audit page filters by type and time and pages by cursor', async () => {
+      const base = `/console/clients/${tenantA.clientId}/audit`;
+      const all = await (await getPage(server, owner, base)).text();
+      assert.match(all, /console\.login/);
+      const future = await (await getPage(server, owner, `${base}?since=2999-01-01T00:00`)).text();
+      assert.match(future, /No events yet/);
+      const bad = await getPage(server, owner, `${base}?cursor=nonsense`);
+      assert.equal(bad.status, 400);
+      for (let i = 0; i < 55; i++)
+        await insertAuditEvent(server.database.db, {
+          clientId: tenantA.clientId,
+          actor: 'cli',
+          type: 'paging.test',
+          targets: { n: i },
+        });
+      const first = await (await getPage(server, owner, `${base}?type=paging.test`)).text();
+      assert.equal(first.match(/<td data-label="Event">paging\.test<\/td>/g)?.length, 50);
+      const next = first.match(/<a href="([^"]+)">Older events<\/a>/);
+      assert.ok(next, 'a link to the next page');
+      const second = await (await getPage(server, owner, next[1]!.replaceAll('&amp;', '&'))).text();
+      assert.equal(second.match(/<td data-label="Event">paging\.test<\/td>/g)?.length, 5);
+      assert.match(second, /n 4</);
+      assert.doesNotMatch(second, /Older events/);
+    });
+
+    test('an administrator of several clients picks one', async () => {
+      await addAdmin(server, tenantB.clientId, { email: 'both@example.org' }, 'auditor');
+      await addAdmin(server, tenantA.clientId, { email: 'both@example.org' }, 'operator');
+      const { cookie } = await consoleLogin(server, 'both@example.org');
+      const page = await getPage(server, cookie, '/console');
+      assert.equal(page.status, 200);
+      const html = await page.text();
+      assert.match(html, /Choose a client/);
+      assert.ok(html.includes(`href="/console/clients/${tenantA.clientId}"`));
+      assert.ok(html.includes(`href="/console/clients/${tenantB.clientId}"`));
+    });
+
+    test('signing out ends the session on the server and expires the cookie', async () => {
+      const { cookie } = await consoleLogin(server, 'owner@a.example');
+      const token = await formToken(server, cookie, tenantA.clientId);
+      const out = await postForm(server, cookie, '/console/sign-out', { csrf_token: token });
+      assert.equal(out.status, 303);
+      assert.equal(out.headers.get('location'), '/console/signed-out');
+      assert.match(
+        out.headers.get('set-cookie')!,
+        /^coffer_console=; Path=\/; Max-Age=0; HttpOnly; SameSite=Strict/,
+      );
+      const after = await getPage(server, cookie, `/console/clients/${tenantA.clientId}`);
+      assert.equal(after.status, 303);
+    });
+  });
+}
