@@ -36,7 +36,8 @@ ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font
 .error-summary { border-left: 4px solid #b00020; padding: 0.5rem 0.75rem; background: #fef2f2; }
 @media (max-width: 40rem) {
   main { margin: 1rem 0.5rem; padding: 1rem; }
-  table, thead, tbody, tr, th, td { display: block; }
+  table, caption, thead, tbody, tr, th, td { display: block; }
+  caption { text-align: left; }
   thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
   tr { border-top: 1px solid #d0d4da; padding: 0.5rem 0; }
   td { border: 0; padding: 0.1rem 0; }
@@ -197,7 +198,7 @@ export function renderSubClientsPage(input: {
     ? `<p class="notice" role="status">Sub-client ${input.created} was created.</p>`
     : '';
   const list = input.subClients.length
-    ? `<table><caption class="hint">The first ${input.subClients.length} sub-clients, by id.</caption>
+    ? `<table><caption class="hint">By id, the first 100.</caption>
 <thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Domain</th><th scope="col">Subdomain</th><th scope="col">Created</th></tr></thead>
 <tbody>${input.subClients
         .map(
@@ -235,7 +236,7 @@ ${fields}
 <div class="actions"><button type="submit">Create sub-client</button></div>
 </form></section>`
     : `<p class="hint">Your role (${escapeHtml(admin.role)}) reads sub-clients; an owner creates them.</p>`;
-  const body = `${notice}<section aria-labelledby="list-heading"><h2 id="list-heading">Sub-clients</h2>${list}</section>${form}`;
+  const body = `${notice}<section aria-labelledby="list-heading"><h2 id="list-heading">Existing sub-clients</h2>${list}</section>${form}`;
   return consolePage({ ...input, section: 'subclients', title: 'Sub-clients', body });
 }
 

@@ -87,10 +87,15 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   const secure = deps.interactions.config.environment === 'production';
   acceptFormBodies(app);
 
-  // SameSite=Strict keeps the cookie off cross-site requests; the Origin check and the form's
-  // token refuse what a same-site page without the token sends.
+  // SameSite=Strict keeps the cookie off cross-site requests; the origin check and the form's
+  // token refuse what a same-site page without the token sends. The pages' no-referrer policy
+  // makes a browser send `Origin: null` with their forms, so there the browser's own
+  // Sec-Fetch-Site, which no page can set, must say the form was this origin's.
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'POST') refuseCrossSite(request, deps.interactions.config.publicUrl);
+    if (request.method !== 'POST') return;
+    const maskedOrigin =
+      request.headers.origin === 'null' && request.headers['sec-fetch-site'] === 'same-origin';
+    if (!maskedOrigin) refuseCrossSite(request, deps.interactions.config.publicUrl);
   });
 
   async function session(request: FastifyRequest): Promise<ConsoleSessionRow> {

@@ -132,7 +132,27 @@ for (const kind of DATABASE_KINDS) {
         { origin: 'https://evil.example' },
       );
       assert.equal(crossSite.status, 403);
+      // The pages' no-referrer policy masks a form's Origin; only the browser's Sec-Fetch-Site vouches then.
+      for (const site of ['cross-site', 'same-site']) {
+        const masked = await postForm(
+          server,
+          owner,
+          path,
+          { ...SUB_CLIENT_FIELDS, csrf_token: token },
+          { origin: 'null', 'sec-fetch-site': site },
+        );
+        assert.equal(masked.status, 403, site);
+      }
       assert.equal(await subClientCount(tenantA.clientId), before);
+      const sameOrigin = await postForm(
+        server,
+        owner,
+        path,
+        { ...SUB_CLIENT_FIELDS, subdomain: 'masked', csrf_token: token },
+        { origin: 'null', 'sec-fetch-site': 'same-origin' },
+      );
+      assert.equal(sameOrigin.status, 303);
+      assert.equal(await subClientCount(tenantA.clientId), before + 1);
     });
 
     test("an administrator of one tenant neither sees nor touches another's", async () => {
