@@ -289,3 +289,13 @@ export function renderConsoleSignedOut(input: { cspNonce: string }): string {
 </main>`;
   return page({ title: 'Signed out · Coffer console', cspNonce: input.cspNonce, body });
 }
+
+/** An error a person meets in the console: what happened, and the way back. */
+export function renderConsoleError(input: { message: string; cspNonce: string }): string {
+  const body = `<main>
+<h1>The console cannot do that</h1>
+<p role="alert">${escapeHtml(input.message)}</p>
+<p><a href="/console">Back to the console</a></p>
+</main>`;
+  return page({ title: 'Error · Coffer console', cspNonce: input.cspNonce, body });
+}

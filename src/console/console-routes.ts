@@ -9,7 +9,7 @@ import { acceptFormBodies } from '../http/form-body.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { refuseCrossSite } from '../http/same-origin.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
-import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
+import { startPage } from '../interaction/page-chrome.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
 import { createSubClient, pageSubClients, type SubClientDeps } from '../subclients/subclient-service.ts';
 import {
@@ -25,6 +25,7 @@ import {
   type AuditFilters,
   renderAuditPage,
   renderChooser,
+  renderConsoleError,
   renderConsoleSignedOut,
   renderNotAnAdmin,
   renderOverview,
@@ -319,6 +320,6 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   app.setErrorHandler(async (error, request, reply) => {
     if (!(error instanceof CofferError) || wantsJson(request)) throw error;
     const cspNonce = startPage(reply.code(error.status).header('cache-control', 'no-store'));
-    return renderErrorPage({ title: 'The console cannot do that', message: error.message, cspNonce });
+    return renderConsoleError({ message: error.message, cspNonce });
   });
 };

@@ -159,7 +159,9 @@ for (const kind of DATABASE_KINDS) {
       for (const path of ['', '/audit', '/subclients']) {
         const page = await getPage(server, owner, `/console/clients/${tenantB.clientId}${path}`);
         assert.equal(page.status, 404, path);
-        assert.doesNotMatch(await page.text(), /Shop B/);
+        const html = await page.text();
+        assert.doesNotMatch(html, /Shop B/);
+        assert.match(html, /<a href="\/console">Back to the console<\/a>/);
       }
       const token = await formToken(server, owner, tenantA.clientId);
       const write = await postForm(server, owner, `/console/clients/${tenantB.clientId}/subclients`, {
