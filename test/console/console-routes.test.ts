@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { insertAuditEvent } from '../../src/audit/audit-events.ts';
 import { hashSecret } from '../../src/keys/secrets.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { interactionView, postInteraction, signSiwe } from '../oidc/flow-helpers.ts';
 import {
   addAdmin,
   consoleLogin,
@@ -271,6 +273,56 @@ for (const kind of DATABASE_KINDS) {
       assert.match(html, /Choose a client/);
       assert.ok(html.includes(`href="/console/clients/${tenantA.clientId}"`));
       assert.ok(html.includes(`href="/console/clients/${tenantB.clientId}"`));
+    });
+
+    test('an administrator named by a wallet logs in with Sign-In with Ethereum', async () => {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const adminId = await addAdmin(server, tenantB.clientId, { wallet: account.address }, 'operator');
+      const start = await fetch(`${server.url}/console`, { redirect: 'manual' });
+      const path = start.headers.get('location')!;
+      const view = await interactionView(server, path);
+      assert.equal(view.body.kind, 'console');
+      const login = await postInteraction(
+        server,
+        path,
+        'login/wallet',
+        await signSiwe(account, view.body.siwe),
+      );
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+      const cookie = login.cookie!.split(';')[0]!;
+      assert.match(cookie, /^coffer_console=/);
+      const overview = await getPage(server, cookie, `/console/clients/${tenantB.clientId}`);
+      assert.equal(overview.status, 200);
+      assert.match(await overview.text(), /you are operator/);
+      const events = await server.database.db
+        .selectFrom('audit_events')
+        .select(['actor', 'targets'])
+        .where('event_type', '=', 'console.login')
+        .where('client_id', '=', tenantB.clientId)
+        .execute();
+      assert.ok(
+        events.some((e) => e.actor === `admin:${adminId}` && JSON.parse(e.targets).method === 'wallet'),
+      );
+    });
+
+    test('a session past its lifetime is refused; JSON callers get 401 rather than the log-in', async () => {
+      const { cookie } = await consoleLogin(server, 'owner@a.example');
+      const json = await getPage(
+        server,
+        'coffer_console=unknown',
+        `/console/clients/${tenantA.clientId}`,
+        'application/json',
+      );
+      assert.equal(json.status, 401);
+      assert.equal(((await json.json()) as Json).error, 'unauthorized');
+      await server.database.db
+        .updateTable('console_sessions')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id_hash', '=', hashSecret(cookie.split('=')[1]!))
+        .execute();
+      const expired = await getPage(server, cookie, `/console/clients/${tenantA.clientId}`);
+      assert.equal(expired.status, 303);
+      assert.equal(expired.headers.get('location'), '/console');
     });
 
     test('signing out ends the session on the server and expires the cookie', async () => {
