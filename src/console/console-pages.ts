@@ -203,10 +203,30 @@ export function renderSubClientsPage(input: {
 <tbody>${input.subClients
         .map(
           (s) =>
-            `<tr><td data-label="Id">${s.client_id}</td><td data-label="Name">${escapeHtml(s.name)}</td><td data-label="Domain">${escapeHtml(s.domain)}</td><td data-label="Subdomain">${escapeHtml(s.subdomain)}</td><td data-label="Created">${escapeHtml(s.created_at.slice(0, 10))}</td></tr>`,
+            `<tr><td data-label="Id">${s.client_id}</td><td data-label="Name"><a href="${base(admin)}/subclients/${s.client_id}">${escapeHtml(s.name)}</a></td><td data-label="Domain">${escapeHtml(s.domain)}</td><td data-label="Subdomain">${escapeHtml(s.subdomain)}</td><td data-label="Created">${escapeHtml(s.created_at.slice(0, 10))}</td></tr>`,
         )
         .join('\n')}</tbody></table>`
     : '<p>No sub-clients yet.</p>';
+  const { summary, fields } = subClientForm(input);
+  const form = input.canCreate
+    ? `<section aria-labelledby="create-heading"><h2 id="create-heading">Create a sub-client</h2>
+${summary}
+<form class="fields" method="post" action="${base(admin)}/subclients">
+<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
+${fields}
+<div class="actions"><button type="submit">Create sub-client</button></div>
+</form></section>`
+    : `<p class="hint">Your role (${escapeHtml(admin.role)}) reads sub-clients; an owner creates them.</p>`;
+  const body = `${notice}<section aria-labelledby="list-heading"><h2 id="list-heading">Existing sub-clients</h2>${list}</section>${form}`;
+  return consolePage({ ...input, section: 'subclients', title: 'Sub-clients', body });
+}
+
+/** The sub-client fields as a form's inputs, with the problems of a refused submission. */
+function subClientForm(input: {
+  errors?: ErrorDetail[] | undefined;
+  errorMessage?: string | undefined;
+  values?: Record<string, string> | undefined;
+}): { summary: string; fields: string } {
   const errors = input.errors ?? [];
   const fieldError = (name: string) => errors.find((e) => e.path === `/body/${name}`)?.message;
   const summary =
@@ -227,17 +247,43 @@ export function renderSubClientsPage(input: {
       error ? ' aria-invalid="true"' : ''
     } value="${escapeHtml(input.values?.[name] ?? '')}">${error ? `<p class="error" id="${name}-error">${escapeHtml(error)}</p>` : ''}</div>`;
   }).join('\n');
-  const form = input.canCreate
-    ? `<section aria-labelledby="create-heading"><h2 id="create-heading">Create a sub-client</h2>
-${summary}
-<form class="fields" method="post" action="${base(admin)}/subclients">
+  return { summary, fields };
+}
+
+/** One sub-client: its fields, as a form for owners and as a list for the other roles. */
+export function renderSubClientPage(input: {
+  admin: ActingAdmin;
+  subClient: SubClient;
+  canEdit: boolean;
+  updated?: boolean | undefined;
+  errors?: ErrorDetail[] | undefined;
+  errorMessage?: string | undefined;
+  values?: Record<string, string> | undefined;
+  csrfToken: string;
+  cspNonce: string;
+}): string {
+  const { admin, subClient } = input;
+  const values =
+    input.values ??
+    Object.fromEntries(SUBCLIENT_FIELDS.map(([name]) => [name, String(subClient[name] ?? '')]));
+  const notice = input.updated ? '<p class="notice" role="status">The sub-client was saved.</p>' : '';
+  let content: string;
+  if (input.canEdit) {
+    const { summary, fields } = subClientForm({ ...input, values });
+    content = `${summary}<form class="fields" method="post" action="${base(admin)}/subclients/${subClient.client_id}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
 ${fields}
-<div class="actions"><button type="submit">Create sub-client</button></div>
-</form></section>`
-    : `<p class="hint">Your role (${escapeHtml(admin.role)}) reads sub-clients; an owner creates them.</p>`;
-  const body = `${notice}<section aria-labelledby="list-heading"><h2 id="list-heading">Existing sub-clients</h2>${list}</section>${form}`;
-  return consolePage({ ...input, section: 'subclients', title: 'Sub-clients', body });
+<div class="actions"><button type="submit">Save sub-client</button></div>
+</form>`;
+  } else {
+    content = `<dl>${SUBCLIENT_FIELDS.map(
+      ([name, label]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(values[name] ?? '')}</dd>`,
+    ).join('')}</dl>`;
+  }
+  const body = `${notice}<p class="hint">Sub-client ${subClient.client_id}, created ${escapeHtml(subClient.created_at.slice(0, 10))}.</p>
+${content}
+<p><a href="${base(admin)}/subclients">All sub-clients</a></p>`;
+  return consolePage({ ...input, section: 'subclients', title: subClient.name, body });
 }
 
 function labelOf(path: string): string {

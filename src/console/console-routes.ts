@@ -11,7 +11,13 @@ import { refuseCrossSite } from '../http/same-origin.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
 import { startPage } from '../interaction/page-chrome.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
-import { createSubClient, pageSubClients, type SubClientDeps } from '../subclients/subclient-service.ts';
+import {
+  createSubClient,
+  pageSubClients,
+  readSubClient,
+  replaceSubClient,
+  type SubClientDeps,
+} from '../subclients/subclient-service.ts';
 import {
   type ActingAdmin,
   adminAt,
@@ -29,6 +35,7 @@ import {
   renderConsoleSignedOut,
   renderNotAnAdmin,
   renderOverview,
+  renderSubClientPage,
   renderSubClientsPage,
   SUBCLIENT_FIELDS,
 } from './console-pages.ts';
@@ -286,6 +293,94 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
           { admin, csrfToken: formTokenOf(deps.pageTokenKey, row), cspNonce },
           { errors: error.details, errorMessage: error.message, values },
         );
+      }
+    },
+  );
+
+  const SubClientParams = Type.Object(
+    { clientId: ClientId, subclientId: ClientId },
+    { additionalProperties: false },
+  );
+
+  app.get(
+    '/console/clients/:clientId/subclients/:subclientId',
+    {
+      schema: {
+        tags,
+        summary: 'One sub-client in the console (HTML): a form for owners, its fields for the others',
+        params: SubClientParams,
+        querystring: Type.Object(
+          { updated: Type.Optional(Type.Literal('1')) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const at = await pageAt(request, reply, request.params.clientId);
+      if (!at) return reply;
+      const subClient = await readSubClient(
+        deps.subClients,
+        at.admin.caller,
+        undefined,
+        request.params.subclientId,
+      );
+      return renderSubClientPage({
+        ...at,
+        subClient,
+        canEdit: mayDo(at.admin.role, 'subclients'),
+        updated: request.query.updated === '1',
+      });
+    },
+  );
+
+  app.post(
+    '/console/clients/:clientId/subclients/:subclientId',
+    {
+      schema: {
+        tags,
+        summary: 'Save a sub-client from the console (an HTML form with the page token)',
+        description:
+          'As PUT /v1/sub_client/{id} with the client’s rights; owners only. Answers 303 to the page.',
+        params: SubClientParams,
+        body: FormBody,
+      },
+    },
+    async (request, reply) => {
+      const row = await actingSession(request, request.body);
+      const admin = await adminAt(db, row, request.params.clientId);
+      requireAct(admin, 'subclients');
+      const id = request.params.subclientId;
+      const values = Object.fromEntries(SUBCLIENT_FIELDS.map(([name]) => [name, request.body[name] ?? '']));
+      try {
+        await replaceSubClient(
+          deps.subClients,
+          admin.caller,
+          undefined,
+          id,
+          values as Parameters<typeof replaceSubClient>[4],
+          adminContext(admin, request.id),
+        );
+        reply.header('cache-control', 'no-store');
+        return reply.redirect(`/console/clients/${admin.caller.clientId}/subclients/${id}?updated=1`, 303);
+      } catch (error) {
+        if (
+          !(error instanceof CofferError) ||
+          (error.status !== 400 && error.status !== 409) ||
+          wantsJson(request)
+        )
+          throw error;
+        const subClient = await readSubClient(deps.subClients, admin.caller, undefined, id);
+        const cspNonce = startPage(reply.code(error.status).header('cache-control', 'no-store'));
+        return renderSubClientPage({
+          admin,
+          subClient,
+          canEdit: true,
+          errors: error.details,
+          errorMessage: error.message,
+          values,
+          csrfToken: formTokenOf(deps.pageTokenKey, row),
+          cspNonce,
+        });
       }
     },
   );

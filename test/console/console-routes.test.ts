@@ -275,6 +275,77 @@ for (const kind of DATABASE_KINDS) {
       assert.ok(html.includes(`href="/console/clients/${tenantB.clientId}"`));
     });
 
+    test("an owner edits a sub-client; an auditor only reads it; another tenant's is not found", async () => {
+      const subId = (
+        await server.database.db
+          .selectFrom('clients')
+          .select('client_id')
+          .where('subdomain', '=', 'law')
+          .executeTakeFirstOrThrow()
+      ).client_id;
+      const listHtml = await (
+        await getPage(server, owner, `/console/clients/${tenantA.clientId}/subclients`)
+      ).text();
+      assert.ok(listHtml.includes(`href="/console/clients/${tenantA.clientId}/subclients/${subId}"`));
+      const path = `/console/clients/${tenantA.clientId}/subclients/${subId}`;
+      const form = await (await getPage(server, owner, path)).text();
+      assert.match(form, /id="name"[^>]*value="Faculty of Law"/);
+      const token = await formToken(server, owner, tenantA.clientId);
+      const saved = await postForm(server, owner, path, {
+        ...SUB_CLIENT_FIELDS,
+        name: 'Faculty of Laws',
+        csrf_token: token,
+      });
+      assert.equal(saved.status, 303);
+      assert.equal(saved.headers.get('location'), `${path}?updated=1`);
+      const after = await (await getPage(server, owner, `${path}?updated=1`)).text();
+      assert.match(after, /role="status">The sub-client was saved/);
+      assert.match(after, /value="Faculty of Laws"/);
+      const audit = await server.request('GET', '/v1/audit?type=subclient.update', {
+        headers: { 'x-api-token': tenantA.token },
+      });
+      assert.equal(audit.body.data[0].actor, `admin:${ownerId}`);
+      assert.deepEqual(audit.body.data[0].targets, { subclient_id: subId });
+
+      const bad = await postForm(server, owner, path, {
+        ...SUB_CLIENT_FIELDS,
+        timezone: 'Mars/Olympus',
+        csrf_token: token,
+      });
+      assert.equal(bad.status, 400);
+      assert.match(await bad.text(), /id="timezone"[^>]*aria-invalid="true"/);
+
+      const auditor = (await consoleLogin(server, 'auditor@a.example')).cookie;
+      const readOnly = await (await getPage(server, auditor, path)).text();
+      assert.doesNotMatch(readOnly, /<form class="fields"/);
+      assert.match(readOnly, /<dd>Faculty of Laws<\/dd>/);
+      const refused = await postForm(server, auditor, path, {
+        ...SUB_CLIENT_FIELDS,
+        csrf_token: await formToken(server, auditor, tenantA.clientId),
+      });
+      assert.equal(refused.status, 403);
+
+      const other = (await consoleLogin(server, 'owner@b.example')).cookie;
+      const foreign = await getPage(
+        server,
+        other,
+        `/console/clients/${tenantB.clientId}/subclients/${subId}`,
+      );
+      assert.equal(foreign.status, 404);
+      const foreignWrite = await postForm(
+        server,
+        other,
+        `/console/clients/${tenantB.clientId}/subclients/${subId}`,
+        {
+          ...SUB_CLIENT_FIELDS,
+          name: 'Taken over',
+          csrf_token: await formToken(server, other, tenantB.clientId),
+        },
+      );
+      assert.equal(foreignWrite.status, 404);
+      assert.match(await (await getPage(server, owner, path)).text(), /value="Faculty of Laws"/);
+    });
+
     test('an administrator named by a wallet logs in with Sign-In with Ethereum', async () => {
       const account = privateKeyToAccount(generatePrivateKey());
       const adminId = await addAdmin(server, tenantB.clientId, { wallet: account.address }, 'operator');

@@ -2778,7 +2778,7 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
       fc.constant(cookie),
       nasty.map((c) => `coffer_console=${c}`),
     );
-    const page = fc.constantFrom('', '/audit', '/subclients');
+    const page = fc.constantFrom('', '/audit', '/subclients', '/subclients/2', '/subclients/99999');
     const target = fc.oneof(
       fc.constantFrom('/', '/console', '/console/signed-out'),
       fc
@@ -2812,17 +2812,21 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     };
     // The session's own token now and then, so that some forms reach the service's rules.
     await check(
-      fc.asyncProperty(mutated(validForm), fc.boolean(), async (body, asForm) =>
-        send({
-          method: 'POST',
-          path: `/console/clients/${masterId}/subclients`,
-          headers: {
-            cookie: asHeader(cookie),
-            origin: server.url,
-            'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
-          },
-          body: asForm ? formOf(body) : JSON.stringify(body),
-        }),
+      fc.asyncProperty(
+        mutated(validForm),
+        fc.boolean(),
+        fc.constantFrom('', '/2', '/99999'),
+        async (body, asForm, edit) =>
+          send({
+            method: 'POST',
+            path: `/console/clients/${masterId}/subclients${edit}`,
+            headers: {
+              cookie: asHeader(cookie),
+              origin: server.url,
+              'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+            },
+            body: asForm ? formOf(body) : JSON.stringify(body),
+          }),
       ),
       runs(400),
     );
