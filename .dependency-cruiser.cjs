@@ -2,7 +2,7 @@
 // `npm run lint`. Shared cores sit below the protocols and pages; nothing points back up.
 const CORES =
   '(errors\\.ts|lru\\.ts|log-format\\.ts|periodic\\.ts|http|db|config|keys|storage|bbs|mail|formats|status|clients|users|subclients|options|interaction|trust|telemetry|audit)';
-const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|issuer|federation|accounts|wallet)';
+const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|issuer|federation|accounts|wallet|console)';
 const TOP = '(app\\.ts|server\\.ts|main\\.ts|cli/|backup/|master-key/)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -53,6 +53,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(oidc|credentials|oid4vp|oid4vci|verifier|issuer)/' },
       to: { path: '^src/wallet/' },
+    },
+    {
+      name: 'console-on-top',
+      comment:
+        'The console sits beside the wallet page, on the services: only the composition root and the CLI import it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: [`^src/${TOP}`, '^src/console/'] },
+      to: { path: '^src/console/' },
     },
     {
       name: 'store-free-of-protocols',

@@ -15,6 +15,9 @@ import { loadTrustAnchors } from './config/trust-anchors.ts';
 import { loadTrustedLists } from './config/trusted-lists.ts';
 import { loadVerifierAttestationIssuers } from './config/verifier-attestation-issuers.ts';
 import { loadWalletProvider } from './config/wallet-provider.ts';
+import { consoleKind } from './console/console-kind.ts';
+import { consoleRoutes } from './console/console-routes.ts';
+import { frontPageRoutes } from './console/front-page.ts';
 import type { DeletionDeps } from './credentials/credential-deletion.ts';
 import { createCredentialInserter } from './credentials/credential-repository.ts';
 import { credentialRoutes } from './credentials/credential-routes.ts';
@@ -459,6 +462,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   interactions.kinds.register(consentKind(presentations));
   interactions.kinds.register(issuanceKind(issuance));
   interactions.kinds.register(walletKind(interactions));
+  interactions.kinds.register(consoleKind({ ...interactions, audit }));
   await app.register(interactionRoutes, interactions);
   await app.register(oid4vpRoutes, presentations);
   await app.register(oid4vciRoutes, issuance);
@@ -467,6 +471,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     erasure,
     interactions,
     pageTokenKey: deriveKey(context.masterKey, 'wallet-page-token/v1'),
+  });
+  // The front page and the tenants' administrators' console, acting through the same services.
+  await app.register(frontPageRoutes, { publicUrl: config.publicUrl });
+  await app.register(consoleRoutes, {
+    subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
+    interactions,
+    pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1'),
   });
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {

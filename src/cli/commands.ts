@@ -88,6 +88,12 @@ export const USAGE = `Usage: coffer <command> [options]
                  MASTER_KEY_PREVIOUS, restart the servers, then rotate. Without it, rotate
                  installs FILE as DATA_DIR/master.key (the old key goes to master.key.previous);
                  restart the server and rotate again. --dry-run counts what remains)
+  admin add --client ID (--email ADDRESS | --wallet ADDRESS) --role owner|operator|auditor [--json]
+  admin remove --client ID (--email ADDRESS | --wallet ADDRESS) [--json]
+  admin list --client ID [--json]
+                (the people who run the client from /console, logging in with that e-mail
+                 address or wallet; owner: everything; operator: offers, revocations, verifier
+                 requests, users; auditor: reads only. The e-mail is kept as a blind index)
   audit verify [--json]
                 (walks the audit chain from its retention checkpoint; exit status 1 and the
                  first broken position when a row was edited, deleted or reordered)
@@ -103,6 +109,10 @@ Configuration comes from the same environment variables as the server (DATA_DIR,
 
 // The server's sealer (or `coffer audit verify`) seals what the CLI records.
 const audit = createAudit();
+
+/** Records an act of the command line in the act's transaction (actor `cli`). */
+export const recordCliEvent = (tx: Kysely<Database>, event: Omit<AuditEvent, 'actor'>) =>
+  audit.record(tx, { ...event, actor: 'cli' });
 
 /** The act in one transaction with its audit event (actor `cli`). */
 function audited<T>(

@@ -84,7 +84,14 @@ export interface SigningKeysTable {
 }
 
 /** A log-in for a client, a presentation, an issuance, the wallet page's log-in, a sign-out confirmation. */
-export type InteractionKind = 'login' | 'consent' | 'issuance' | 'wallet' | 'logout' | 'issuer-login';
+export type InteractionKind =
+  | 'login'
+  | 'consent'
+  | 'issuance'
+  | 'wallet'
+  | 'logout'
+  | 'issuer-login'
+  | 'console';
 
 export interface InteractionsTable {
   id: string;
@@ -546,7 +553,28 @@ export interface AuditCheckpointsTable {
   created_at: string;
 }
 
+/** A person a client grants a console role; named by a blind e-mail index or a wallet address. */
+export interface ConsoleAdminsTable {
+  id: Generated<number>;
+  client_id: number;
+  email_index: string | null;
+  wallet_address: string | null;
+  role: 'owner' | 'operator' | 'auditor';
+  created_at: string;
+}
+
+/** A console session: the identity its log-in proved; the cookie's value only as its hash. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  email_index: string | null;
+  wallet_address: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
+  console_admins: ConsoleAdminsTable;
+  console_sessions: ConsoleSessionsTable;
   audit_events: AuditEventsTable;
   audit_checkpoints: AuditCheckpointsTable;
   issuers: IssuersTable;

@@ -8,11 +8,20 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
-export function sessionCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+/** Lax lets a person arrive logged in from another site's link; the console's cookie is Strict. */
+export type SameSite = 'Lax' | 'Strict';
+
+export function sessionCookie(
+  name: string,
+  value: string,
+  maxAgeSeconds: number,
+  secure: boolean,
+  sameSite: SameSite = 'Lax',
+): string {
+  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=${sameSite}${secure ? '; Secure' : ''}`;
 }
 
 /** Tells the browser to forget a cookie at once. */
-export function expiredCookie(name: string, secure: boolean): string {
-  return `${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+export function expiredCookie(name: string, secure: boolean, sameSite: SameSite = 'Lax'): string {
+  return `${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=${sameSite}${secure ? '; Secure' : ''}`;
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { InteractionKind as InteractionKindName } from '../db/schema.ts';
+import type { SameSite } from '../http/cookies.ts';
 import type { InteractionRow } from './interaction-repository.ts';
 import type { SiweChallenge } from './siwe.ts';
 
@@ -73,6 +74,8 @@ export interface FinishedLogin {
   /** The session cookie's value; only its hash is stored. Absent when no account was found. */
   sessionId?: string;
   sessionMaxAgeSeconds: number;
+  /** A session of its own (the console's) rather than the person's `coffer_session`. */
+  cookie?: { name: string; sameSite: SameSite };
 }
 
 /** The body of an answer: where to go next; `endSession` also ends the browser's session. */

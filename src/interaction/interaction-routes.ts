@@ -69,7 +69,13 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
     if (login.sessionId) {
       reply.header(
         'set-cookie',
-        sessionCookie(SESSION_COOKIE, login.sessionId, login.sessionMaxAgeSeconds, secure),
+        sessionCookie(
+          login.cookie?.name ?? SESSION_COOKIE,
+          login.sessionId,
+          login.sessionMaxAgeSeconds,
+          secure,
+          login.cookie?.sameSite,
+        ),
       );
     }
     reply.header('cache-control', 'no-store');

@@ -103,6 +103,18 @@ async function rotateUser(walk: Walk, row: UserRow, blocks: Tally, hashes: Tally
           .set({ identity_email_index: index })
           .where('identity_email_index', '=', row.email_index)
           .execute();
+        // A console administrator with an account here moves with it; one without an account has
+        // no sealed address to recompute the index from, and is added again (docs/console.md).
+        await tx
+          .updateTable('console_admins')
+          .set({ email_index: index })
+          .where('email_index', '=', row.email_index)
+          .execute();
+        await tx
+          .updateTable('console_sessions')
+          .set({ email_index: index })
+          .where('email_index', '=', row.email_index)
+          .execute();
       }
       return true;
     });

@@ -11,6 +11,7 @@ import { createClient } from '../../src/clients/client-admin.ts';
 import { credentialContext, preparedContext } from '../../src/credentials/credential-service.ts';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
 import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
+import { createEmailIndex } from '../../src/keys/blind-index.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { masterKeyId } from '../../src/keys/master-key-ring.ts';
 import { SEALED_COLUMNS } from '../../src/master-key/sealed-columns.ts';
@@ -353,6 +354,18 @@ describe('master-key rotate refuses what it cannot do', () => {
         body: JSON.stringify({ profile: { email_address: email, first_name: 'E', last_name: 'T' } }),
       });
     assert.equal((await create('one@embedded.example')).status, 201);
+    const admin = await coffer(
+      { env },
+      'admin',
+      'add',
+      '--client',
+      String(master.client_id),
+      '--email',
+      'one@embedded.example',
+      '--role',
+      'owner',
+    );
+    assert.equal(admin.code, 0, admin.stderr);
 
     const keyB = randomBytes(32);
     const newKey = path.join(database.dataDir, 'incoming.key');
@@ -387,6 +400,17 @@ describe('master-key rotate refuses what it cannot do', () => {
     );
     assert.ok(!rotations.some((row) => row.targets.includes(b64(keyB))), 'never the key');
     assert.equal((await create('one@embedded.example')).status, 409, 'found under the new index too');
+    const indexes = await handle.db
+      .selectFrom('console_admins')
+      .innerJoin('users', 'users.tenant_id', 'console_admins.client_id')
+      .select(['console_admins.email_index as admin', 'users.email_index as user'])
+      .where('users.email_index', '=', createEmailIndex(keyB)('one@embedded.example'))
+      .execute();
+    assert.deepEqual(
+      indexes.map((i) => i.admin),
+      [indexes[0]?.user],
+      'the administrator moved with the account',
+    );
     await rm(path.join(database.dataDir, 'master.key.previous'));
     await server.kill('SIGTERM');
     server = await startServerProcess(env);

@@ -17,6 +17,7 @@ import { createClient } from '../../src/clients/client-admin.ts';
 import { enableFederation } from '../../src/federation/federation-service.ts';
 import { createFieldCipher } from '../../src/keys/field-cipher.ts';
 import { createKeyRing } from '../../src/keys/signing-keys.ts';
+import { addAdmin, consoleLogin, formToken } from '../console/console-helpers.ts';
 import { type LoggedInUser, logInUser, registerPersonContext } from '../credentials/helpers.ts';
 import { createStockIssuer, personCredential } from '../credentials/stock-issuer.ts';
 import { coffer } from '../helpers/cli.ts';
@@ -262,6 +263,7 @@ interface Probe {
 describe('hostile input: every endpoint answers 4xx with the error body, never 5xx', () => {
   let server: TestServer;
   let masterToken: string;
+  let masterId: number;
   let subClientId: number;
   let rp: RelyingParty;
   let user: LoggedInUser;
@@ -283,6 +285,7 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     });
     const master = await server.createMaster('Fuzz master');
     masterToken = master.token;
+    masterId = master.clientId;
     const sub = await server.request('POST', '/v1/sub_client', {
       headers: { 'x-api-token': masterToken },
       body: {
@@ -2764,6 +2767,83 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     for (const id of offerIds) {
       assert.equal((await tenantApi('GET', `/v1/issuer/offers/${id}`)).body.data.status, 'offered');
     }
+  });
+
+  test('the front page and the console: hostile cookies, client ids, filters and forms', async () => {
+    await addAdmin(server, masterId, { email: 'fuzz.owner@example.org' }, 'owner');
+    const { cookie } = await consoleLogin(server, 'fuzz.owner@example.org');
+    const token = await formToken(server, cookie, masterId);
+    const clientId = fc.oneof(fc.constant(String(masterId)), nasty);
+    const cookieOf = fc.oneof(
+      fc.constant(cookie),
+      nasty.map((c) => `coffer_console=${c}`),
+    );
+    const page = fc.constantFrom('', '/audit', '/subclients', '/subclients/2', '/subclients/99999');
+    const target = fc.oneof(
+      fc.constantFrom('/', '/console', '/console/signed-out'),
+      fc
+        .tuple(clientId, page)
+        .map(([id, at]) => `/console/clients/${encodeURIComponent(id.toWellFormed())}${at}`),
+    );
+    const query = fc.record(
+      { type: nasty, since: nasty, until: nasty, cursor: nasty, created: nasty, x: nasty },
+      { requiredKeys: [] },
+    );
+    await check(
+      fc.asyncProperty(target, query, cookieOf, async (path, params, sessionCookie) =>
+        send({
+          method: 'GET',
+          path: `${path}?${new URLSearchParams(params as Record<string, string>)}`,
+          headers: { cookie: asHeader(sessionCookie), accept: 'text/html' },
+        }),
+      ),
+      runs(400),
+    );
+    const validForm = {
+      csrf_token: token,
+      name: 'Fuzz console',
+      address_1: '1 Road',
+      country: 'GB',
+      province: 'GB-ENG',
+      city: 'London',
+      timezone: 'Europe/London',
+      domain: 'fuzz.example.org',
+      subdomain: 'fuzz-console',
+    };
+    // The session's own token now and then, so that some forms reach the service's rules.
+    await check(
+      fc.asyncProperty(
+        mutated(validForm),
+        fc.boolean(),
+        fc.constantFrom('', '/2', '/99999'),
+        async (body, asForm, edit) =>
+          send({
+            method: 'POST',
+            path: `/console/clients/${masterId}/subclients${edit}`,
+            headers: {
+              cookie: asHeader(cookie),
+              origin: server.url,
+              'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+            },
+            body: asForm ? formOf(body) : JSON.stringify(body),
+          }),
+      ),
+      runs(400),
+    );
+    await check(
+      fc.asyncProperty(nasty, cookieOf, async (csrf, sessionCookie) =>
+        send({
+          method: 'POST',
+          path: '/console/sign-out',
+          headers: {
+            cookie: asHeader(sessionCookie),
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: formOf({ csrf_token: csrf }),
+        }),
+      ),
+      runs(200),
+    );
   });
 
   test('malformed bodies, wrong media types, deep nesting and oversized headers', async () => {
