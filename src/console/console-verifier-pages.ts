@@ -12,6 +12,7 @@ import { CREDENTIAL_FORMATS, fieldOfPath, type VerifierFormValues } from './cons
  */
 
 const STYLE = `
+dd, p, li { overflow-wrap: anywhere; }
 textarea, select { box-sizing: border-box; width: 100%; font: inherit; padding: 0.6rem; border: 1px solid #6b7280; border-radius: 4px; background: #fff; }
 textarea { min-height: 6rem; }
 .check label { display: inline; font-weight: 600; }
