@@ -5,7 +5,7 @@ import { startPage } from '../interaction/page-chrome.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
 import type { VerifierDeps } from '../verifier/verifier-deps.ts';
 import { listVerifierRequests, verifierRequestOf } from '../verifier/verifier-listing.ts';
-import { createVerifierRequest } from '../verifier/verifier-requests.ts';
+import { createVerifierRequest, verifierOf } from '../verifier/verifier-requests.ts';
 import { VerifierRequestParams } from '../verifier/verifier-schemas.ts';
 import { readVerifierResult } from '../verifier/verifier-service.ts';
 import { adminAt, adminContext, mayDo, requireAct } from './console-access.ts';
@@ -91,6 +91,8 @@ export const consoleVerifierRoutes: FastifyPluginAsyncTypebox<ConsoleVerifierDep
       const at = await pageAt(request, reply, request.params.clientId);
       if (!at) return reply;
       requireAct(at.admin, 'verifier');
+      // A client no operator made a verifier is told so before anyone fills the form in.
+      await verifierOf(deps.verifier, at.admin.caller.clientId);
       return renderVerifierForm(at);
     },
   );

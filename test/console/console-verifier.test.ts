@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
-import { answer, resolveRequest } from '../verifier/test-wallet.ts';
+import { answer, postForm as postWalletForm, resolveRequest } from '../verifier/test-wallet.ts';
 import {
   presentSdJwt,
   sdJwtQuery,
@@ -200,6 +200,54 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(cross.status, 404);
       const own = `/console/clients/${other.clientId}/verifier/requests/${theirs.body.data.id}`;
       assert.equal((await getPage(world.server, stranger, own)).status, 200);
+    });
+
+    test('a client that is not a verifier says so on the form (403), and nothing is made', async () => {
+      const plain = await world.addTenant('Plain club', false);
+      await addAdmin(world.server, plain.clientId, { email: 'owner@plain.example' }, 'owner');
+      const owner = (await consoleLogin(world.server, 'owner@plain.example')).cookie;
+      const page = await getPage(world.server, owner, `/console/clients/${plain.clientId}/verifier/new`);
+      assert.equal(page.status, 403);
+      assert.match(await page.text(), /coffer verifier enable/);
+      assert.equal(
+        (await getPage(world.server, owner, `/console/clients/${plain.clientId}/verifier`)).status,
+        200,
+      );
+      const token = await formToken(world.server, owner, plain.clientId);
+      const before = await requestCount();
+      const made = await postForm(
+        world.server,
+        owner,
+        `/console/clients/${plain.clientId}/verifier/requests`,
+        form(token),
+        { origin: world.front.url },
+      );
+      assert.equal(made.status, 403);
+      assert.equal(await requestCount(), before);
+    });
+
+    test('a declined answer shows the wallet’s error; a same-device one shows its state only', async () => {
+      for (const extra of [{}, { redirect_uri: 'https://shop.example/done' }]) {
+        const created = await world.createRequest({
+          dcql_query: sdJwtQuery(PID_VCT, [['given_name']]),
+          ...extra,
+        });
+        assert.equal(created.status, 201, created.text);
+        const request = await resolveRequest(created.body.data.authorization_request);
+        const declined = await postWalletForm(request.payload.response_uri, {
+          error: 'access_denied',
+          state: request.payload.state,
+        });
+        assert.equal(declined.status, 200);
+        const html = await (
+          await getPage(world.server, auditor, `${root()}/requests/${created.body.data.id}`)
+        ).text();
+        assert.match(html, /Declined by the wallet/);
+        if ('redirect_uri' in extra) {
+          assert.match(html, /same-device request/);
+          assert.doesNotMatch(html, /access_denied/);
+        } else assert.match(html, /access_denied/);
+      }
     });
 
     test('a request without the page token, with a forged one or from another site is refused (403)', async () => {
