@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import type { JsonWebKey } from 'node:crypto';
-import { copyFile, mkdir } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { addAdmin } from '../console/console-helpers.ts';
@@ -35,14 +33,12 @@ async function assertNoSidewaysScroll(page: Page, what: string): Promise<void> {
   assert.ok((overflow as number) <= 0, `${what}: the page is ${overflow}px wider than the screen`);
 }
 
-const DOCS_IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/browser/', import.meta.url));
-
 /**
  * The console's verifier pages in Chromium (issue #43): an operator makes a presentation request
  * with the form, a wallet that is not Coffer's answers it from the page's openid4vp:// link, and
  * the page, which follows the request by itself, shows the verified result with every check. At
- * 390 px by keyboard alone, at 1280 px by mouse.
+ * 390 px by keyboard alone, at 1280 px by mouse. Screenshots: test-artifacts/browser/console-verifier-*.png
+ * (docs/images/console-verifier-*.png are copies of two of them).
  */
 describe('the console verifier pages in Chromium', { skip: chromiumMissing }, () => {
   let browser: Browser;
@@ -130,8 +126,6 @@ describe('the console verifier pages in Chromium', { skip: chromiumMissing }, ()
     assert.match(link!, /^openid4vp:\/\//);
     await assertNoSidewaysScroll(page, 'the QR page');
     await t.screenshot('console-verifier-qr-390');
-    await mkdir(DOCS_IMAGES, { recursive: true });
-    await copyFile(`${ARTIFACTS}console-verifier-qr-390.png`, `${DOCS_IMAGES}console-verifier-qr-phone.png`);
 
     // The page reloads itself once the answer is in.
     await walletAnswers(link!);
@@ -162,10 +156,6 @@ describe('the console verifier pages in Chromium', { skip: chromiumMissing }, ()
     const link = await page.getByRole('link', { name: 'Open in a wallet' }).getAttribute('href');
     await walletAnswers(link!);
     await assertVerified(t, 1280);
-    await copyFile(
-      `${ARTIFACTS}console-verifier-result-1280.png`,
-      `${DOCS_IMAGES}console-verifier-result-desktop.png`,
-    );
 
     await page.getByRole('link', { name: 'All requests' }).click();
     await page.getByRole('cell', { name: 'verified' }).first().waitFor();
