@@ -17,6 +17,7 @@ import { loadVerifierAttestationIssuers } from './config/verifier-attestation-is
 import { loadWalletProvider } from './config/wallet-provider.ts';
 import { consoleKind } from './console/console-kind.ts';
 import { consoleRoutes } from './console/console-routes.ts';
+import { consoleVerifierRoutes } from './console/console-verifier-routes.ts';
 import { frontPageRoutes } from './console/front-page.ts';
 import type { DeletionDeps } from './credentials/credential-deletion.ts';
 import { createCredentialInserter } from './credentials/credential-repository.ts';
@@ -474,10 +475,10 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   });
   // The front page and the tenants' administrators' console, acting through the same services.
   await app.register(frontPageRoutes, { publicUrl: config.publicUrl });
+  const consolePages = { interactions, pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1') };
   await app.register(consoleRoutes, {
+    ...consolePages,
     subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
-    interactions,
-    pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1'),
   });
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {
@@ -501,6 +502,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(verifierRoutes, verifier);
+  await app.register(consoleVerifierRoutes, { ...consolePages, verifier });
   // Logging in with a wallet: the verifier provides the log-in page's third method.
   interactions.extraLoginMethods.push(walletLoginMethod(verifier, interactions));
   const verifierWorker = startVerifierWorker(verifier);

@@ -45,21 +45,22 @@ ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font
 }
 `;
 
-export type ConsoleSection = 'overview' | 'audit' | 'subclients';
+export type ConsoleSection = 'overview' | 'audit' | 'subclients' | 'verifier';
 
 const SECTIONS: Array<[ConsoleSection, string, string]> = [
   ['overview', 'Overview', ''],
   ['subclients', 'Sub-clients', '/subclients'],
+  ['verifier', 'Verifier', '/verifier'],
   ['audit', 'Audit trail', '/audit'],
 ];
 
-const base = (admin: ActingAdmin) => `/console/clients/${admin.caller.clientId}`;
+export const base = (admin: ActingAdmin) => `/console/clients/${admin.caller.clientId}`;
 
 const signOutForm = (csrfToken: string) =>
   `<form method="post" action="/console/sign-out"><input type="hidden" name="csrf_token" value="${escapeHtml(csrfToken)}"><button type="submit" class="secondary">Sign out</button></form>`;
 
 /** A page of the console at one client: the header with the client, role and sections, then `body`. */
-function consolePage(input: {
+export function consolePage(input: {
   admin: ActingAdmin;
   section: ConsoleSection;
   title: string;

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pageAuditEvents } from '../audit/audit-list.ts';
 import { CofferError, forbidden } from '../errors.ts';
@@ -74,7 +74,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 const notLoggedIn = () =>
   new CofferError('unauthorized', 'You are not logged in to the console; open /console to log in.');
 
-function wantsJson(request: FastifyRequest): boolean {
+export function wantsJson(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? '';
   return accept.includes('application/json') && !accept.includes('text/html');
 }
@@ -84,17 +84,11 @@ const utcTime = (value: string | undefined) =>
   value && /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(value) ? `${value}Z` : value || undefined;
 
 /**
- * The console (DESIGN.md, The console): transport only. Every page names its client in the path
- * and is answered only for an administrator of that client; every write goes through the same
- * service function as the /v1 route, with the client's own API rights and the administrator as
- * the audit actor.
+ * What every console plugin's scope needs: form bodies, the same-origin check of writes, and
+ * errors as console pages for people. Each console plugin calls it once.
  */
-export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async (app, deps) => {
-  const { db } = deps.interactions;
-  const tags = ['Console'];
-  const secure = deps.interactions.config.environment === 'production';
+export function consoleScope(app: FastifyInstance, publicUrl: string): void {
   acceptFormBodies(app);
-
   // SameSite=Strict keeps the cookie off cross-site requests; the origin check and the form's
   // token refuse what a same-site page without the token sends. The pages' no-referrer policy
   // makes a browser send `Origin: null` with their forms, so there the browser's own
@@ -103,9 +97,20 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     if (request.method !== 'POST') return;
     const maskedOrigin =
       request.headers.origin === 'null' && request.headers['sec-fetch-site'] === 'same-origin';
-    if (!maskedOrigin) refuseCrossSite(request, deps.interactions.config.publicUrl);
+    if (!maskedOrigin) refuseCrossSite(request, publicUrl);
   });
 
+  // A person gets a page; a script or a client asking for JSON gets the error body.
+  app.setErrorHandler(async (error, request, reply) => {
+    if (!(error instanceof CofferError) || wantsJson(request)) throw error;
+    const cspNonce = startPage(reply.code(error.status).header('cache-control', 'no-store'));
+    return renderConsoleError({ message: error.message, cspNonce });
+  });
+}
+
+/** The session of a console request, and the administrator a page or a write acts as. */
+export function consoleGuards(deps: Pick<ConsoleRouteDeps, 'interactions' | 'pageTokenKey'>) {
+  const { db } = deps.interactions;
   async function session(request: FastifyRequest): Promise<ConsoleSessionRow> {
     const row = await consoleSessionOfCookie(db, request.headers.cookie);
     if (!row) throw notLoggedIn();
@@ -142,6 +147,27 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     requireAct(admin, 'read');
     return { admin, csrfToken: formTokenOf(deps.pageTokenKey, row), cspNonce: startPage(reply) };
   }
+
+  return {
+    session,
+    actingSession,
+    pageAt,
+    formToken: (row: ConsoleSessionRow) => formTokenOf(deps.pageTokenKey, row),
+  };
+}
+
+/**
+ * The console (DESIGN.md, The console): transport only. Every page names its client in the path
+ * and is answered only for an administrator of that client; every write goes through the same
+ * service function as the /v1 route, with the client's own API rights and the administrator as
+ * the audit actor.
+ */
+export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async (app, deps) => {
+  const { db } = deps.interactions;
+  const tags = ['Console'];
+  const secure = deps.interactions.config.environment === 'production';
+  consoleScope(app, deps.interactions.config.publicUrl);
+  const { pageAt, actingSession } = consoleGuards(deps);
 
   app.get(
     '/console',
@@ -410,11 +436,4 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     { schema: { tags, summary: 'The page after signing out of the console' } },
     async (_request, reply) => renderConsoleSignedOut({ cspNonce: startPage(reply) }),
   );
-
-  // A person gets a page; a script or a client asking for JSON gets the error body.
-  app.setErrorHandler(async (error, request, reply) => {
-    if (!(error instanceof CofferError) || wantsJson(request)) throw error;
-    const cspNonce = startPage(reply.code(error.status).header('cache-control', 'no-store'));
-    return renderConsoleError({ message: error.message, cspNonce });
-  });
 };

@@ -191,3 +191,21 @@ export async function deleteClaimsAnsweredBy(db: Kysely<Database>, userId: numbe
     .where('claims_sealed', 'is not', null)
     .execute();
 }
+
+/** A page of a client's requests, newest first, after the (created_at, id) of the last one shown. */
+export async function pageClientRequests(
+  db: Kysely<Database>,
+  clientId: number,
+  after: { createdAt: string; id: string } | undefined,
+  limit: number,
+): Promise<VerifierRequestRow[]> {
+  let select = db.selectFrom('verifier_requests').selectAll().where('client_id', '=', clientId);
+  if (after)
+    select = select.where((eb) =>
+      eb.or([
+        eb('created_at', '<', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
+      ]),
+    );
+  return select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}

@@ -53,7 +53,7 @@ function closedBecause(deps: VerifierDeps, row: VerifierRequestRow): CofferError
  * What a request says about itself; an unanswered request past its time is expired from then on
  * (one that was declined or rejected keeps that answer).
  */
-async function currentRequest(
+export async function currentRequest(
   deps: VerifierDeps,
   id: string,
 ): Promise<VerifierRequestRow & { stored: StoredRequest }> {

@@ -2846,6 +2846,52 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
+  test('the console verifier pages: hostile request ids, cursors and new-request forms', async () => {
+    await addAdmin(server, masterId, { email: 'fuzz.verifier@example.org' }, 'operator');
+    const { cookie } = await consoleLogin(server, 'fuzz.verifier@example.org');
+    const token = await formToken(server, cookie, masterId);
+    const root = `/console/clients/${masterId}/verifier`;
+    const at = fc.oneof(
+      fc.constantFrom('', '/new', `/requests/${verifierIds.open}`, `/requests/${verifierIds.sameDevice}`),
+      nasty.map((id) => `/requests/${encodeURIComponent(id.toWellFormed())}`),
+    );
+    await check(
+      fc.asyncProperty(at, nasty, fc.boolean(), async (path, cursor, json) =>
+        send({
+          method: 'GET',
+          path: `${root}${path}?${new URLSearchParams({ cursor: cursor.toWellFormed() })}`,
+          headers: { cookie: asHeader(cookie), accept: json ? 'application/json' : 'text/html' },
+        }),
+      ),
+      runs(200),
+    );
+    const validForm = {
+      csrf_token: token,
+      format: 'dc+sd-jwt',
+      credential_type: PID_VCT,
+      claims: 'given_name\naddress/*/locality',
+      trusted_issuers: verifierIssuer.ca.pem,
+      check_status: 'on',
+      expires_in: '600',
+      client_id_prefix: 'x509_hash',
+    };
+    await check(
+      fc.asyncProperty(mutated(validForm), fc.boolean(), async (body, asForm) =>
+        send({
+          method: 'POST',
+          path: `${root}/requests`,
+          headers: {
+            cookie: asHeader(cookie),
+            origin: server.url,
+            'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+          },
+          body: asForm ? formOf(body) : JSON.stringify(body),
+        }),
+      ),
+      runs(200),
+    );
+  });
+
   test('malformed bodies, wrong media types, deep nesting and oversized headers', async () => {
     const targets = [
       ['POST', '/v1/sub_client'],
