@@ -476,6 +476,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(frontPageRoutes, { publicUrl: config.publicUrl });
   await app.register(consoleRoutes, {
     subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
+    users,
+    erasure,
     interactions,
     pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1'),
   });

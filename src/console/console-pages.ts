@@ -45,11 +45,13 @@ ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font
 }
 `;
 
-export type ConsoleSection = 'overview' | 'audit' | 'subclients';
+export type ConsoleSection = 'overview' | 'audit' | 'subclients' | 'apps' | 'users';
 
 const SECTIONS: Array<[ConsoleSection, string, string]> = [
   ['overview', 'Overview', ''],
   ['subclients', 'Sub-clients', '/subclients'],
+  ['apps', 'Apps', '/apps'],
+  ['users', 'Users', '/users'],
   ['audit', 'Audit trail', '/audit'],
 ];
 
@@ -59,7 +61,7 @@ const signOutForm = (csrfToken: string) =>
   `<form method="post" action="/console/sign-out"><input type="hidden" name="csrf_token" value="${escapeHtml(csrfToken)}"><button type="submit" class="secondary">Sign out</button></form>`;
 
 /** A page of the console at one client: the header with the client, role and sections, then `body`. */
-function consolePage(input: {
+export function consolePage(input: {
   admin: ActingAdmin;
   section: ConsoleSection;
   title: string;

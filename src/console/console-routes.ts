@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { ErasureDeps } from '../accounts/account-erasure.ts';
 import { pageAuditEvents } from '../audit/audit-list.ts';
 import { CofferError, forbidden } from '../errors.ts';
 import { expiredCookie } from '../http/cookies.ts';
@@ -18,6 +19,7 @@ import {
   replaceSubClient,
   type SubClientDeps,
 } from '../subclients/subclient-service.ts';
+import type { UserDeps } from '../users/user-service.ts';
 import {
   type ActingAdmin,
   adminAt,
@@ -26,6 +28,8 @@ import {
   mayDo,
   requireAct,
 } from './console-access.ts';
+import { consoleAppsRoutes } from './console-apps-routes.ts';
+import type { ConsoleGuards } from './console-guards.ts';
 import { overviewOf } from './console-overview.ts';
 import {
   type AuditFilters,
@@ -45,9 +49,12 @@ import {
   consoleSessionOfCookie,
   endConsoleSession,
 } from './console-sessions.ts';
+import { consoleUsersRoutes } from './console-users-routes.ts';
 
 export interface ConsoleRouteDeps {
   subClients: SubClientDeps;
+  users: UserDeps;
+  erasure: ErasureDeps;
   interactions: InteractionDeps;
   /** Key of the console's anti-forgery token (derived from the master key). */
   pageTokenKey: Uint8Array;
@@ -142,6 +149,14 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     requireAct(admin, 'read');
     return { admin, csrfToken: formTokenOf(deps.pageTokenKey, row), cspNonce: startPage(reply) };
   }
+
+  /** What each area's pages share; their plugins below inherit the origin hook, form bodies and errors. */
+  const guards: ConsoleGuards = {
+    actingSession,
+    pageAt,
+    formToken: (row) => formTokenOf(deps.pageTokenKey, row),
+    wantsJson,
+  };
 
   app.get(
     '/console',
@@ -417,4 +432,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     const cspNonce = startPage(reply.code(error.status).header('cache-control', 'no-store'));
     return renderConsoleError({ message: error.message, cspNonce });
   });
+
+  await app.register(consoleAppsRoutes, { guards, db });
+  await app.register(consoleUsersRoutes, { guards, users: deps.users, erasure: deps.erasure });
 };
