@@ -230,7 +230,9 @@ for (const kind of DATABASE_KINDS) {
     test('a write without the page token or with a forged one is 403', async () => {
       const userId = await apiUser(tenantA.token, 'forged@people.example');
       const path = `${usersOf(tenantA.clientId)}/${userId}/erase`;
-      for (const fields of [{ confirm: 'erase' }, { confirm: 'erase', csrf_token: 'forged' }]) {
+      for (const fields of [{ confirm: 'erase' }, { confirm: 'erase', csrf_token: 'forged' }] as Array<
+        Record<string, string>
+      >) {
         assert.equal((await postForm(server, owner, path, fields)).status, 403);
         assert.equal(
           (await postForm(server, owner, `${usersOf(tenantA.clientId)}/find`, { ...fields, email: 'x@y.z' }))
