@@ -34,7 +34,7 @@ export function renderUsersPage(
   const find = `<section aria-labelledby="find-heading"><h2 id="find-heading">Find a user</h2>
 <p class="hint" id="find-email-hint">By the exact e-mail address the user signed up with. Coffer keeps no list of addresses, only a keyed hash of each, so a user is found by the whole address or not at all.</p>
 <form method="post" action="${usersPath(ctx)}/find">${token(ctx)}
-<label for="find-email">E-mail address</label>
+<label for="find-email">E-mail address to find</label>
 <input id="find-email" name="email" type="email" required autocomplete="off" maxlength="254" aria-describedby="find-email-hint${ctx.notFound ? ' find-email-error' : ''}"${ctx.notFound ? ' aria-invalid="true"' : ''} value="${escapeHtml(ctx.email ?? '')}">${missing}
 <button type="submit">Find user</button>
 </form></section>`;
@@ -107,7 +107,7 @@ export function renderUserPage(
   const erase = ctx.canErase
     ? `<section aria-labelledby="erase-heading"><h2 id="erase-heading">Erase</h2>
 <p>Erasing removes the account, its profile, credentials, wallet history and sessions (as <code>DELETE /v1/user/{id}</code>). You will be asked to confirm.</p>
-<form method="get" action="${usersPath(ctx)}/${ctx.user.user_id}/erase"><button type="submit">Erase this user…</button></form></section>`
+<p><a href="${usersPath(ctx)}/${ctx.user.user_id}/erase">Erase this user…</a></p></section>`
     : '';
   const body = `${notice}${userFacts(ctx.user)}${erase}<p><a href="${usersPath(ctx)}">Find another user</a></p>`;
   return consolePage({ ...ctx, section: 'users', title: `User ${ctx.user.user_id}`, body });
