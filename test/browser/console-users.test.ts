@@ -101,6 +101,14 @@ for (const kind of DATABASE_KINDS) {
       await page.waitForURL(`${server.url}/console/clients/${tenant.clientId}/users?erased=${userId}`);
       assert.match((await page.getByRole('status').textContent())!, new RegExp(`User ${userId} was erased`));
       assert.equal(await userExists(userId), false);
+
+      // The apps page, with its long URIs and commands, reads on a phone too.
+      await tabTo(page, 'link "Apps"');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`${server.url}/console/clients/${tenant.clientId}/apps`);
+      await page.getByRole('heading', { name: /University of Users/ }).waitFor();
+      await assertNoSidewaysScroll(page, 'the apps page');
+      await t.screenshot('console-apps-390');
       await t.close();
     });
 
