@@ -479,6 +479,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(consoleRoutes, {
     ...consolePages,
     subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
+    users,
+    erasure,
   });
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {

@@ -34,6 +34,7 @@ ul.choices { list-style: none; padding: 0; }
 ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }
 .notice { border-left: 4px solid #166534; padding: 0.5rem 0.75rem; background: #f0fdf4; }
 .error-summary { border-left: 4px solid #b00020; padding: 0.5rem 0.75rem; background: #fef2f2; }
+dd, code { overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
   main { margin: 1rem 0.5rem; padding: 1rem; }
   table, caption, thead, tbody, tr, th, td { display: block; }
@@ -45,11 +46,13 @@ ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font
 }
 `;
 
-export type ConsoleSection = 'overview' | 'audit' | 'subclients' | 'verifier';
+export type ConsoleSection = 'overview' | 'audit' | 'subclients' | 'apps' | 'users' | 'verifier';
 
 const SECTIONS: Array<[ConsoleSection, string, string]> = [
   ['overview', 'Overview', ''],
   ['subclients', 'Sub-clients', '/subclients'],
+  ['apps', 'Apps', '/apps'],
+  ['users', 'Users', '/users'],
   ['verifier', 'Verifier', '/verifier'],
   ['audit', 'Audit trail', '/audit'],
 ];

@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { ErasureDeps } from '../accounts/account-erasure.ts';
 import { pageAuditEvents } from '../audit/audit-list.ts';
 import { CofferError, forbidden } from '../errors.ts';
 import { expiredCookie } from '../http/cookies.ts';
@@ -18,6 +19,7 @@ import {
   replaceSubClient,
   type SubClientDeps,
 } from '../subclients/subclient-service.ts';
+import type { UserDeps } from '../users/user-service.ts';
 import {
   type ActingAdmin,
   adminAt,
@@ -26,6 +28,8 @@ import {
   mayDo,
   requireAct,
 } from './console-access.ts';
+import { consoleAppsRoutes } from './console-apps-routes.ts';
+import type { ConsoleGuards } from './console-guards.ts';
 import { overviewOf } from './console-overview.ts';
 import {
   type AuditFilters,
@@ -45,9 +49,12 @@ import {
   consoleSessionOfCookie,
   endConsoleSession,
 } from './console-sessions.ts';
+import { consoleUsersRoutes } from './console-users-routes.ts';
 
 export interface ConsoleRouteDeps {
   subClients: SubClientDeps;
+  users: UserDeps;
+  erasure: ErasureDeps;
   interactions: InteractionDeps;
   /** Key of the console's anti-forgery token (derived from the master key). */
   pageTokenKey: Uint8Array;
@@ -167,7 +174,10 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   const tags = ['Console'];
   const secure = deps.interactions.config.environment === 'production';
   consoleScope(app, deps.interactions.config.publicUrl);
-  const { pageAt, actingSession } = consoleGuards(deps);
+  const shared = consoleGuards(deps);
+  const { pageAt, actingSession } = shared;
+  /** What the apps and users pages share; registered below, they inherit this scope's checks. */
+  const guards: ConsoleGuards = { actingSession, pageAt, formToken: shared.formToken, wantsJson };
 
   app.get(
     '/console',
@@ -436,4 +446,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     { schema: { tags, summary: 'The page after signing out of the console' } },
     async (_request, reply) => renderConsoleSignedOut({ cspNonce: startPage(reply) }),
   );
+
+  await app.register(consoleAppsRoutes, { guards, db });
+  await app.register(consoleUsersRoutes, { guards, users: deps.users, erasure: deps.erasure });
 };

@@ -17,3 +17,20 @@ export function registerValidation(app: FastifyInstance): void {
     (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
   );
 }
+
+/**
+ * A body check outside a route, with the rules the routes' validator applies (a console form
+ * that feeds the same service as a /v1 route). The problems come as the error body's details.
+ */
+export function compileBodyCheck(
+  schema: object,
+): (value: unknown) => Array<{ path: string; message: string }> {
+  const validate = addFormats(new Ajv({ ...common, coerceTypes: false })).compile(schema);
+  return (value) => {
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((e) => {
+      const missing = e.keyword === 'required' ? `/${String(e.params['missingProperty'])}` : '';
+      return { path: `/body${e.instancePath}${missing}`, message: e.message ?? 'is invalid' };
+    });
+  };
+}

@@ -2892,6 +2892,62 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
+  test("the console's apps and users: hostile ids, e-mail addresses and forms", async () => {
+    await addAdmin(server, masterId, { email: 'fuzz.users@example.org' }, 'owner');
+    const { cookie } = await consoleLogin(server, 'fuzz.users@example.org');
+    const token = await formToken(server, cookie, masterId);
+    const userId = fc.oneof(fc.constantFrom('1', '2', '99999'), nasty);
+    const target = fc.oneof(
+      fc.constantFrom('/apps', '/users'),
+      fc
+        .tuple(userId, fc.constantFrom('', '/erase'))
+        .map(([id, at]) => `/users/${encodeURIComponent(id.toWellFormed())}${at}`),
+    );
+    const query = fc.record({ erased: nasty, created: nasty, x: nasty }, { requiredKeys: [] });
+    await check(
+      fc.asyncProperty(target, query, async (path, params) =>
+        send({
+          method: 'GET',
+          path: `/console/clients/${masterId}${path}?${new URLSearchParams(params as Record<string, string>)}`,
+          headers: { cookie: asHeader(cookie), accept: 'text/html' },
+        }),
+      ),
+      runs(300),
+    );
+    const validUser = {
+      csrf_token: token,
+      email_address: 'fuzz.console.user@example.org',
+      first_name: 'Fuzz',
+      last_name: 'Console',
+      middle_name: '',
+      user_name: '',
+      date_of_birth: '1990-01-01',
+      email: 'fuzz.console.user@example.org',
+      confirm: 'erase',
+    };
+    // The session's own token now and then, so that some forms reach the services' rules. Erasures
+    // name only ids no user of the fuzz tenant has, so the other blocks keep their users.
+    await check(
+      fc.asyncProperty(
+        mutated(validUser),
+        fc.boolean(),
+        fc.constantFrom('/users', '/users/find', '/users/99999/erase', '/users/0/erase'),
+        async (body, asForm, path) =>
+          send({
+            method: 'POST',
+            path: `/console/clients/${masterId}${path}`,
+            headers: {
+              cookie: asHeader(cookie),
+              origin: server.url,
+              'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+            },
+            body: asForm ? formOf(body) : JSON.stringify(body),
+          }),
+      ),
+      runs(400),
+    );
+  });
+
   test('malformed bodies, wrong media types, deep nesting and oversized headers', async () => {
     const targets = [
       ['POST', '/v1/sub_client'],
