@@ -4,7 +4,11 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Database } from '../../src/db/schema.ts';
-import { findUnfinishedOffersOf, issuedCredentialsOf } from '../../src/issuer/issuer-repository.ts';
+import {
+  configurationsWithScope,
+  findUnfinishedOffersOf,
+  issuedCredentialsOf,
+} from '../../src/issuer/issuer-repository.ts';
 import { sweepExpiredRows } from '../../src/oidc/expired-rows.ts';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../helpers/databases.ts';
 
@@ -79,6 +83,10 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
       from generate_series(1, 20000) g`.execute(db);
     await sql`insert into verifier_nonces (verifier, nonce, expires_at)
       select 'party-' || (g % 50), 'n' || g, ${now} + g from generate_series(1, 20000) g`.execute(db);
+    await sql`insert into issuer_configurations (client_id, configuration_id, configuration, updated_at, scope)
+      select (g % 20) + 1, 'config-' || g, '{}', '2026-01-01', 'scope-' || g from generate_series(1, 5000) g`.execute(
+      db,
+    );
     await sql`analyze`.execute(db);
   });
   after(async () => {
@@ -105,6 +113,13 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
     ];
     refuseSeqScan(plans, ['issued_credentials']);
     for (const plan of plans) assert.doesNotMatch(plan, /Sort/, plan);
+  });
+
+  // Already indexed (migration 0016, unique on scope); kept here so it stays one lookup per request.
+  test('an authorization request naming a scope: by index on issuer_configurations.scope', async () => {
+    refuseSeqScan(await plansOf(db, () => configurationsWithScope(db, 'scope-77')), [
+      'issuer_configurations',
+    ]);
   });
 
   // Only seeded tables: an analysed empty table is scanned whatever its indexes.
