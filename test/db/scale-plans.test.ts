@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { findWalletCredentials } from '../../src/credentials/held-credential-repository.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Database } from '../../src/db/schema.ts';
@@ -10,6 +11,7 @@ import {
   issuedCredentialsOf,
 } from '../../src/issuer/issuer-repository.ts';
 import { sweepExpiredRows } from '../../src/oidc/expired-rows.ts';
+import { findAccountsOfIdentity } from '../../src/users/user-repository.ts';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../helpers/databases.ts';
 
 /**
@@ -83,6 +85,11 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
       from generate_series(1, 20000) g`.execute(db);
     await sql`insert into verifier_nonces (verifier, nonce, expires_at)
       select 'party-' || (g % 50), 'n' || g, ${now} + g from generate_series(1, 20000) g`.execute(db);
+    await sql`insert into credentials (user_id, credential_id, cid, content_hash, created_at)
+      select (g % 5000) + 1, 'urn:c:' || g, 'cid', 'h', '2026-01-01' from generate_series(1, 25000) g`.execute(
+      db,
+    );
+    await sql`update users set wallet_address = '0x' || user_id where user_id % 3 = 0`.execute(db);
     await sql`insert into issuer_configurations (client_id, configuration_id, configuration, updated_at, scope)
       select (g % 20) + 1, 'config-' || g, '{}', '2026-01-01', 'scope-' || g from generate_series(1, 5000) g`.execute(
       db,
@@ -99,6 +106,25 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
       for (const table of tables) assert.doesNotMatch(plan, new RegExp(`Seq Scan on ${table}\\b`), plan);
     }
   };
+
+  test("the wallet page: a person's accounts and their credentials, by index on users and credentials", async () => {
+    const plans = [
+      ...(await plansOf(db, () => findAccountsOfIdentity(db, { wallet: '0x42' }))),
+      ...(await plansOf(db, () =>
+        findAccountsOfIdentity(db, { wallet: '0x42', emailIndexes: ['e7', 'e8'] }),
+      )),
+      ...(await plansOf(db, () => findWalletCredentials(db, [42]))),
+      ...(await plansOf(db, () => findWalletCredentials(db, [42, 7, 8]))),
+    ];
+    refuseSeqScan(plans, ['users', 'credentials']);
+    // An index walked whole (an ordered scan with only a filter) reads the table all the same.
+    for (const plan of plans)
+      assert.doesNotMatch(
+        plan,
+        /Index Scan(?: Backward)? using \w+_pkey on \w+\s+(?:\(cost[^)]*\)\s+)?Filter/,
+        plan,
+      );
+  });
 
   test("an erased account's unfinished offers: by index on issuer_offers.user_id", async () => {
     refuseSeqScan(await plansOf(db, () => findUnfinishedOffersOf(db, 42)), ['issuer_offers']);
