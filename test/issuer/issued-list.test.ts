@@ -16,7 +16,7 @@ for (const kind of DATABASE_KINDS) {
         client_id: world.clientId,
         configuration_id: 'degree',
         format: 'dc+sd-jwt',
-        status: 'valid',
+        status: 'valid' as const,
         credential_hash: `hash-${i}`,
         issued_at: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 2) * 1000).toISOString(),
       }));
