@@ -92,11 +92,15 @@ const statements: Array<[string, Compilable]> = [
       .where('client_id', '=', 1)
       .orderBy('issued_at')
       .orderBy('id')
-      .limit(1000),
+      .limit(1001),
   ],
   [
-    'expired-row sweep, every minute (oidc/expired-rows.ts)',
-    db.deleteFrom('authorization_codes').where('expires_at', '<', now),
+    'expired-row sweep, every minute, one batch (oidc/expired-rows.ts)',
+    db
+      .deleteFrom('authorization_codes')
+      .where('code_hash', 'in', (eb) =>
+        eb.selectFrom('authorization_codes').select('code_hash').where('expires_at', '<', now).limit(1000),
+      ),
   ],
 ];
 

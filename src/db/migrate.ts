@@ -22,6 +22,7 @@ import * as statusListKeys from './migrations/0018-status-list-keys.ts';
 import * as federation from './migrations/0019-federation.ts';
 import * as federationVerifiers from './migrations/0020-federation-verifiers.ts';
 import * as audit from './migrations/0021-audit.ts';
+import * as scaleIndexes from './migrations/0022-scale-indexes.ts';
 import * as consoleAdmins from './migrations/0023-console-admins.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
@@ -48,6 +49,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0019-federation': { up: federation.up() },
     '0020-federation-verifiers': { up: federationVerifiers.up() },
     '0021-audit': { up: audit.up(dialect) },
+    '0022-scale-indexes': { up: scaleIndexes.up() },
     '0023-console-admins': { up: consoleAdmins.up(dialect) },
   };
 }

@@ -3,8 +3,11 @@ import type { Database } from './schema.ts';
 
 /**
  * Remembers a value once per party (a verifier's nonce, OpenID4VP §14.1; a credential offer);
- * false when it was seen before, so a request is answered once.
- * Expired values of the same party are dropped on the way.
+ * false when it was seen before and is still within its lifetime, so a request is answered once.
+ * A value past its lifetime is taken afresh by this same statement (the expiry is part of the
+ * check, not left to a cleanup), atomically under concurrency: the unique (verifier, nonce) key
+ * lets one of two racing callers insert or update it. Expired rows of other values are left to
+ * the periodic sweep (oidc/expired-rows.ts), so a call costs the same however many a party has.
  */
 export async function rememberNonce(
   db: Kysely<Database>,
@@ -13,15 +16,16 @@ export async function rememberNonce(
   nowSeconds: number,
   lifetimeSeconds: number,
 ): Promise<boolean> {
-  await db
-    .deleteFrom('verifier_nonces')
-    .where('verifier', '=', verifier)
-    .where('expires_at', '<', nowSeconds)
-    .execute();
-  const inserted = await db
+  const expiresAt = nowSeconds + lifetimeSeconds;
+  const taken = await db
     .insertInto('verifier_nonces')
-    .values({ verifier, nonce, expires_at: nowSeconds + lifetimeSeconds })
-    .onConflict((oc) => oc.columns(['verifier', 'nonce']).doNothing())
+    .values({ verifier, nonce, expires_at: expiresAt })
+    .onConflict((oc) =>
+      oc
+        .columns(['verifier', 'nonce'])
+        .doUpdateSet({ expires_at: expiresAt })
+        .where('verifier_nonces.expires_at', '<', nowSeconds),
+    )
     .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;
+  return Number(taken.numInsertedOrUpdatedRows ?? 0) === 1;
 }

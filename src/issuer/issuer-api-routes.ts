@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import { apiAuditContext } from '../audit/audit-routes.ts';
 import { callerOf, requireApiToken } from '../clients/api-auth.ts';
 import { errorResponses } from '../http/openapi.ts';
+import { nextLink, pageIssuedCredentials } from './issued-list.ts';
 import { listIssuerConfigurations, putConfiguration, removeConfiguration } from './issuer-configurations.ts';
 import type { IssuerDeps } from './issuer-deps.ts';
-import { issuedCredentialsOf } from './issuer-repository.ts';
 import {
   ConfigurationBody,
   ConfigurationEnvelope,
@@ -173,14 +173,17 @@ export const issuerApiRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (app
         tags,
         security,
         summary: 'What was issued (never the credentials or their claims)',
+        description:
+          'Oldest first, 1,000 per page. When more follow, a `Link: <…>; rel="next"` header gives the next page (the same query with `cursor`); the last page has none.',
         querystring: IssuedCredentialsQuery,
         response: { 200: IssuedCredentialsEnvelope, ...errorResponses(400, 401, 403, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const clientId = callerOf(request).clientId;
       await requireIssuer(deps, clientId);
-      const rows = await issuedCredentialsOf(deps.db, clientId, request.query.offer);
+      const { rows, next } = await pageIssuedCredentials(deps.db, clientId, request.query);
+      if (next !== null) reply.header('link', nextLink(deps.config.publicUrl, request.query, next));
       return { data: rows.map((row) => issuedCredentialView(deps.config.publicUrl, row)) };
     },
   );

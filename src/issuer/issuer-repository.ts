@@ -390,10 +390,30 @@ export const offerEventsOf = (db: Kysely<Database>, offerId: string) =>
     .orderBy('event_pk')
     .execute();
 
-export const issuedCredentialsOf = (db: Kysely<Database>, clientId: number, offerId?: string) => {
+/** Issued credentials per page of the tenant's list. */
+export const ISSUED_PAGE = 1000;
+
+/**
+ * A page of a tenant's issued credentials in issuance order, after the row `after` when given
+ * (keyset paging on the (client_id, issued_at, id) index: each page costs the same however deep).
+ * Answers up to `limit` + 1 rows, the extra one saying that another page follows.
+ */
+export const issuedCredentialsOf = (
+  db: Kysely<Database>,
+  clientId: number,
+  offerId?: string,
+  after?: { issuedAt: string; id: string },
+  limit = ISSUED_PAGE,
+) => {
   let query = db.selectFrom('issued_credentials').selectAll().where('client_id', '=', clientId);
   if (offerId !== undefined) query = query.where('offer_id', '=', offerId);
-  return query.orderBy('issued_at').orderBy('id').limit(1000).execute();
+  if (after !== undefined)
+    query = query.where((eb) => eb(eb.refTuple('issued_at', 'id'), '>', eb.tuple(after.issuedAt, after.id)));
+  return query
+    .orderBy('issued_at')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
 };
 
 const insertNonceRow = prepareQuery(

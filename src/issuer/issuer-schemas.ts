@@ -227,7 +227,15 @@ export const DeferredClaimsBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const IssuedCredentialsQuery = Type.Object({ offer: Type.Optional(OfferParams.properties.id) });
+export const IssuedCredentialsQuery = Type.Object({
+  offer: Type.Optional(OfferParams.properties.id),
+  cursor: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,300}$',
+      description: 'From the `Link: <…>; rel="next"` header of the previous page; opaque.',
+    }),
+  ),
+});
 export const IssuedCredentialParams = Type.Object({
   id: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,128}$' }),
 });

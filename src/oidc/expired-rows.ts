@@ -1,27 +1,56 @@
 import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.ts';
+
+/** Rows one sweep statement deletes at most: a short lock, and other writers go in between. */
+export const SWEEP_BATCH = 1000;
+
+/** Each swept table, with the key its batches are chosen by (its primary key). */
+const SWEPT: ReadonlyArray<[table: keyof Database, key: readonly string[]]> = [
+  ['dpop_proofs', ['proof_key']],
+  ['pushed_requests', ['uri_hash']],
+  ['refresh_tokens', ['token_hash']],
+  ['revoked_tokens', ['jti']],
+  ['access_token_claims', ['jti']],
+  ['verifier_nonces', ['verifier', 'nonce']],
+];
+
+/**
+ * Deletes the table's rows that expired before `before`, SWEEP_BATCH at a time. Each batch is
+ * found through the table's expires_at index (migration 0022), so a sweep is linear in the
+ * expired rows only, never in the table's size.
+ */
+async function deleteExpired(
+  db: Kysely<Database>,
+  table: string,
+  key: readonly string[],
+  before: number,
+  batch: number,
+): Promise<void> {
+  const columns = sql.join(key.map((column) => sql.ref(column)));
+  for (;;) {
+    const result = await sql`
+      delete from ${sql.table(table)} where (${columns}) in (
+        select ${columns} from ${sql.table(table)} where expires_at < ${before} limit ${batch})`.execute(db);
+    if (Number(result.numAffectedRows ?? 0) < batch) return;
+  }
+}
 
 /**
  * Rows that only ever matter until a moment passes: DPoP proof ids (one per DPoP request),
  * pushed requests, refresh-token families past their end, revocations of tokens that have
- * expired anyway, the disclosed claims kept for expired access tokens, and codes once the tokens
- * they gave have expired (a replay until then still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
+ * expired anyway, the disclosed claims kept for expired access tokens, values remembered once per
+ * party (db/seen-once.ts), and codes once the tokens they gave have expired (a replay until then
+ * still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
  */
 export async function sweepExpiredRows(
   db: Kysely<Database>,
   nowSeconds: number,
   accessTokenTtl: number,
+  batch = SWEEP_BATCH,
 ): Promise<void> {
-  await db.deleteFrom('dpop_proofs').where('expires_at', '<', nowSeconds).execute();
-  await db.deleteFrom('pushed_requests').where('expires_at', '<', nowSeconds).execute();
-  await db.deleteFrom('refresh_tokens').where('expires_at', '<', nowSeconds).execute();
-  await db.deleteFrom('revoked_tokens').where('expires_at', '<', nowSeconds).execute();
-  await db.deleteFrom('access_token_claims').where('expires_at', '<', nowSeconds).execute();
-  await db
-    .deleteFrom('authorization_codes')
-    .where('expires_at', '<', nowSeconds - accessTokenTtl)
-    .execute();
+  for (const [table, key] of SWEPT) await deleteExpired(db, table, key, nowSeconds, batch);
+  await deleteExpired(db, 'authorization_codes', ['code_hash'], nowSeconds - accessTokenTtl, batch);
 }
 
 const SWEEP_EVERY_MS = 60_000;

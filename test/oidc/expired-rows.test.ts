@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sweepExpiredRows } from '../../src/oidc/expired-rows.ts';
+import { SWEEP_BATCH, sweepExpiredRows } from '../../src/oidc/expired-rows.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -38,6 +38,64 @@ for (const kind of DATABASE_KINDS) {
         (await db.selectFrom('revoked_tokens').select('jti').execute()).map((r) => r.jti),
         ['live'],
       );
+    });
+
+    test('a sweep deletes in bounded batches: no statement takes more than SWEEP_BATCH rows, all expired go', async () => {
+      const db = server.database.db;
+      const now = 2_000_000;
+      const expired = Math.floor(SWEEP_BATCH * 2.5);
+      const { clientId } = await server.createMaster('sweep');
+      const user = await db
+        .insertInto('users')
+        .values({
+          tenant_id: clientId,
+          profile_cid: 'cid',
+          did: 'did:example:sweep',
+          holder_key_sealed: 'k',
+          created_at: '2026-01-01',
+        })
+        .returning('user_id')
+        .executeTakeFirstOrThrow();
+      for (let start = 0; start < expired; start += 500) {
+        await db
+          .insertInto('authorization_codes')
+          .values(
+            Array.from({ length: Math.min(500, expired - start) }, (_, i) => ({
+              code_hash: `batch-${start + i}`,
+              client_id: clientId,
+              user_id: user.user_id,
+              redirect_uri: 'https://rp.example/cb',
+              scope: 'openid',
+              login_type: 'wallet',
+              auth_time: now,
+              did: 'did:example:1',
+              expires_at: now - 7200,
+            })),
+          )
+          .execute();
+      }
+      // biome-ignore lint/suspicious/noExplicitAny: the executor is wrapped to count each statement's rows
+      const executor = db.getExecutor() as any;
+      const original = executor.executeQuery;
+      const deleted: number[] = [];
+      executor.executeQuery = async (...args: unknown[]) => {
+        const result = await original.apply(executor, args);
+        if (result.numAffectedRows !== undefined) deleted.push(Number(result.numAffectedRows));
+        return result;
+      };
+      try {
+        await sweepExpiredRows(db, now, 3600);
+      } finally {
+        executor.executeQuery = original;
+      }
+      assert.ok(deleted.length >= 3, `batches: ${deleted.length}`);
+      assert.ok(Math.max(...deleted) <= SWEEP_BATCH, `rows per statement: ${deleted.join(', ')}`);
+      const left = await db
+        .selectFrom('authorization_codes')
+        .select('code_hash')
+        .where('code_hash', 'like', 'batch-%')
+        .execute();
+      assert.deepEqual(left, []);
     });
   });
 }
