@@ -474,11 +474,6 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   });
   // The front page and the tenants' administrators' console, acting through the same services.
   await app.register(frontPageRoutes, { publicUrl: config.publicUrl });
-  await app.register(consoleRoutes, {
-    subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
-    interactions,
-    pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1'),
-  });
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {
     metrics,
@@ -551,6 +546,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(issuerRoutes, issuer);
+  // The console acts through the issuer's services, so it comes once they exist.
+  await app.register(consoleRoutes, {
+    subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
+    issuer,
+    interactions,
+    pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1'),
+  });
   await app.register(federationRoutes, {
     db: database.db,
     cipher,

@@ -33,6 +33,7 @@ form.fields .actions { grid-column: 1 / -1; }
 ul.choices { list-style: none; padding: 0; }
 ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }
 .notice { border-left: 4px solid #166534; padding: 0.5rem 0.75rem; background: #f0fdf4; }
+.qr { display: block; width: 100%; max-width: 18rem; height: auto; margin: 1rem 0; }
 .error-summary { border-left: 4px solid #b00020; padding: 0.5rem 0.75rem; background: #fef2f2; }
 @media (max-width: 40rem) {
   main { margin: 1rem 0.5rem; padding: 1rem; }
@@ -45,21 +46,22 @@ ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font
 }
 `;
 
-export type ConsoleSection = 'overview' | 'audit' | 'subclients';
+export type ConsoleSection = 'overview' | 'audit' | 'subclients' | 'issuer';
 
 const SECTIONS: Array<[ConsoleSection, string, string]> = [
   ['overview', 'Overview', ''],
   ['subclients', 'Sub-clients', '/subclients'],
+  ['issuer', 'Issuer', '/issuer'],
   ['audit', 'Audit trail', '/audit'],
 ];
 
-const base = (admin: ActingAdmin) => `/console/clients/${admin.caller.clientId}`;
+export const base = (admin: ActingAdmin) => `/console/clients/${admin.caller.clientId}`;
 
 const signOutForm = (csrfToken: string) =>
   `<form method="post" action="/console/sign-out"><input type="hidden" name="csrf_token" value="${escapeHtml(csrfToken)}"><button type="submit" class="secondary">Sign out</button></form>`;
 
 /** A page of the console at one client: the header with the client, role and sections, then `body`. */
-function consolePage(input: {
+export function consolePage(input: {
   admin: ActingAdmin;
   section: ConsoleSection;
   title: string;

@@ -10,6 +10,7 @@ import { errorResponses } from '../http/openapi.ts';
 import { refuseCrossSite } from '../http/same-origin.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
 import { startPage } from '../interaction/page-chrome.ts';
+import type { IssuerDeps } from '../issuer/issuer-deps.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
 import {
   createSubClient,
@@ -26,6 +27,8 @@ import {
   mayDo,
   requireAct,
 } from './console-access.ts';
+import type { ConsoleGuards } from './console-guards.ts';
+import { consoleIssuerRoutes } from './console-issuer-routes.ts';
 import { overviewOf } from './console-overview.ts';
 import {
   type AuditFilters,
@@ -48,6 +51,7 @@ import {
 
 export interface ConsoleRouteDeps {
   subClients: SubClientDeps;
+  issuer: IssuerDeps;
   interactions: InteractionDeps;
   /** Key of the console's anti-forgery token (derived from the master key). */
   pageTokenKey: Uint8Array;
@@ -417,4 +421,13 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     const cspNonce = startPage(reply.code(error.status).header('cache-control', 'no-store'));
     return renderConsoleError({ message: error.message, cspNonce });
   });
+
+  /** What the pages of each area share, for their plugins (registered last: they get the hooks and the error pages). */
+  const guards: ConsoleGuards = {
+    actingSession,
+    pageAt,
+    formToken: (row) => formTokenOf(deps.pageTokenKey, row),
+    wantsJson,
+  };
+  await app.register(consoleIssuerRoutes, { guards, issuer: deps.issuer });
 };
