@@ -150,11 +150,11 @@ ${idField}
 ${field(state, 'format', 'Format', (a) => `<select ${a}>${FORMATS.map((f) => `<option${f === format ? ' selected' : ''}>${f}</option>`).join('')}</select>`)}
 ${field(state, 'type_value', 'Type', (a) => `<input ${a} value="${h(values.type_value)}">`, 'dc+sd-jwt: the vct; mso_mdoc: the doctype; jwt_vc_json and ldp_vc: the VC type.')}
 ${field(state, 'claims', 'Claims', (a) => `<textarea ${a} rows="6">${h(values.claims)}</textarea>`, 'One a line: the path, steps separated by /, then | and the name wallets show. E.g. given_name | Given name, or credentialSubject/degree | Degree.')}
-<div><input type="checkbox" id="status" name="status"${values.status === 'on' ? ' checked' : ''}> <label for="status">Status list: the credentials can be revoked</label></div>
+<div><input type="checkbox" id="status" name="status"${values.status === 'on' ? ' checked' : ''}> <label for="status">Status list, so the credentials can be revoked</label></div>
 <div class="actions"><button type="submit">Save configuration</button></div>
 </form>`;
   const json = `<form method="post" action="${action}">${token(input.csrfToken)}<input type="hidden" name="form" value="json">
-${c ? `<input type="hidden" name="id" value="${h(c.id)}">` : field(state, 'json_id', 'Id', (a) => `<input ${a} maxlength="64" value="${h(input.values?.['json_id'] ?? '')}">`)}
+${c ? `<input type="hidden" name="id" value="${h(c.id)}">` : field(state, 'json_id', 'Id of the JSON configuration', (a) => `<input ${a} maxlength="64" value="${h(input.values?.['json_id'] ?? '')}">`)}
 ${field(state, 'json', 'The whole configuration (JSON)', (a) => `<textarea ${a} rows="16" spellcheck="false">${h(values.json)}</textarea>`, 'As the body of PUT /v1/issuer/configurations/{id}: display, scope, validity, from_profile and the rest.')}
 <div class="actions"><button type="submit" class="secondary">Save the JSON</button></div>
 </form>`;

@@ -33,6 +33,7 @@ form.fields .actions { grid-column: 1 / -1; }
 ul.choices { list-style: none; padding: 0; }
 ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }
 .notice { border-left: 4px solid #166534; padding: 0.5rem 0.75rem; background: #f0fdf4; }
+code { overflow-wrap: anywhere; }
 .qr { display: block; width: 100%; max-width: 18rem; height: auto; margin: 1rem 0; }
 .error-summary { border-left: 4px solid #b00020; padding: 0.5rem 0.75rem; background: #fef2f2; }
 @media (max-width: 40rem) {
