@@ -476,12 +476,6 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // The front page and the tenants' administrators' console, acting through the same services.
   await app.register(frontPageRoutes, { publicUrl: config.publicUrl });
   const consolePages = { interactions, pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1') };
-  await app.register(consoleRoutes, {
-    ...consolePages,
-    subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
-    users,
-    erasure,
-  });
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {
     metrics,
@@ -555,6 +549,14 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(issuerRoutes, issuer);
+  // The console acts through the issuer's services, so it comes once they exist.
+  await app.register(consoleRoutes, {
+    ...consolePages,
+    subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
+    users,
+    erasure,
+    issuer,
+  });
   await app.register(federationRoutes, {
     db: database.db,
     cipher,

@@ -33,6 +33,7 @@ form.fields .actions { grid-column: 1 / -1; }
 ul.choices { list-style: none; padding: 0; }
 ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }
 .notice { border-left: 4px solid #166534; padding: 0.5rem 0.75rem; background: #f0fdf4; }
+.qr { display: block; width: 100%; max-width: 18rem; height: auto; margin: 1rem 0; }
 .error-summary { border-left: 4px solid #b00020; padding: 0.5rem 0.75rem; background: #fef2f2; }
 dd, code { overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
@@ -46,13 +47,14 @@ dd, code { overflow-wrap: anywhere; }
 }
 `;
 
-export type ConsoleSection = 'overview' | 'audit' | 'subclients' | 'apps' | 'users' | 'verifier';
+export type ConsoleSection = 'overview' | 'audit' | 'subclients' | 'apps' | 'users' | 'issuer' | 'verifier';
 
 const SECTIONS: Array<[ConsoleSection, string, string]> = [
   ['overview', 'Overview', ''],
   ['subclients', 'Sub-clients', '/subclients'],
   ['apps', 'Apps', '/apps'],
   ['users', 'Users', '/users'],
+  ['issuer', 'Issuer', '/issuer'],
   ['verifier', 'Verifier', '/verifier'],
   ['audit', 'Audit trail', '/audit'],
 ];

@@ -11,6 +11,7 @@ import { errorResponses } from '../http/openapi.ts';
 import { refuseCrossSite } from '../http/same-origin.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
 import { startPage } from '../interaction/page-chrome.ts';
+import type { IssuerDeps } from '../issuer/issuer-deps.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
 import {
   createSubClient,
@@ -30,6 +31,7 @@ import {
 } from './console-access.ts';
 import { consoleAppsRoutes } from './console-apps-routes.ts';
 import type { ConsoleGuards } from './console-guards.ts';
+import { consoleIssuerRoutes } from './console-issuer-routes.ts';
 import { overviewOf } from './console-overview.ts';
 import {
   type AuditFilters,
@@ -55,6 +57,7 @@ export interface ConsoleRouteDeps {
   subClients: SubClientDeps;
   users: UserDeps;
   erasure: ErasureDeps;
+  issuer: IssuerDeps;
   interactions: InteractionDeps;
   /** Key of the console's anti-forgery token (derived from the master key). */
   pageTokenKey: Uint8Array;
@@ -449,4 +452,5 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
 
   await app.register(consoleAppsRoutes, { guards, db });
   await app.register(consoleUsersRoutes, { guards, users: deps.users, erasure: deps.erasure });
+  await app.register(consoleIssuerRoutes, { guards, issuer: deps.issuer });
 };

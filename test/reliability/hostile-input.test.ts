@@ -2847,6 +2847,89 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
+  test("the console's issuer pages: hostile ids, pages and forms", async () => {
+    const targets = await issuerSetup();
+    await addAdmin(server, targets.clientId, { email: 'fuzz.issuer@example.org' }, 'owner');
+    const { cookie } = await consoleLogin(server, 'fuzz.issuer@example.org');
+    const token = await formToken(server, cookie, targets.clientId);
+    const at = `/console/clients/${targets.clientId}/issuer`;
+    const id = fc.oneof(fc.constantFrom('pid', 'degree', ...targets.credentialIds), nasty);
+    const page = fc.oneof(
+      fc.constantFrom('', '/offers', '/credentials', '/configurations/new'),
+      id.map((x) => `/configurations/${encodeURIComponent(x.toWellFormed())}`),
+      id.map((x) => `/configurations/${encodeURIComponent(x.toWellFormed())}/delete`),
+    );
+    const query = fc.record(
+      { page: nasty, configuration: id, done: nasty, changed: nasty },
+      { requiredKeys: [] },
+    );
+    await check(
+      fc.asyncProperty(page, query, async (path, params) =>
+        send({
+          method: 'GET',
+          path: `${at}${path}?${new URLSearchParams(params as Record<string, string>)}`,
+          headers: { cookie: asHeader(cookie), accept: 'text/html' },
+        }),
+      ),
+      runs(300),
+    );
+    // Valid forms with the session's token, mutated, so that some reach the services' rules.
+    const forms: Array<[fc.Arbitrary<string>, Record<string, unknown>]> = [
+      [
+        fc.constantFrom('/configurations', '/configurations/fuzz'),
+        {
+          csrf_token: token,
+          form: 'fields',
+          id: 'fuzz',
+          format: 'dc+sd-jwt',
+          type_value: 'urn:fuzz',
+          claims: 'a | A',
+          status: 'on',
+        },
+      ],
+      [
+        fc.constantFrom('/configurations', '/configurations/degree'),
+        {
+          csrf_token: token,
+          form: 'json',
+          json_id: 'fuzz2',
+          json: '{"format":"mso_mdoc","doctype":"x","claims":[]}',
+        },
+      ],
+      [
+        fc.constant('/offers'),
+        { csrf_token: token, configuration: 'pid', claim_0: 'x', expires_in_minutes: '5', tx_code: 'on' },
+      ],
+      [
+        id.map((x) => `/credentials/${encodeURIComponent(x.toWellFormed())}/status`),
+        { csrf_token: token, status: 'suspended' },
+      ],
+      // Deleting only what does not exist: the configurations stay for the offers.
+      [
+        nasty.map((x) => `/configurations/${encodeURIComponent(x.toWellFormed())}/delete`),
+        { csrf_token: token },
+      ],
+    ];
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(...forms).chain(([path, form]) => fc.tuple(path, mutated(form))),
+        fc.boolean(),
+        async ([path, body], asForm) =>
+          send({
+            method: 'POST',
+            path: `${at}${path}`,
+            headers: {
+              cookie: asHeader(cookie),
+              origin: server.url,
+              'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+            },
+            body: asForm ? formOf(body) : JSON.stringify(body),
+          }),
+      ),
+      runs(400),
+    );
+  });
+
   test('the console verifier pages: hostile request ids, cursors and new-request forms', async () => {
     await addAdmin(server, masterId, { email: 'fuzz.verifier@example.org' }, 'operator');
     const { cookie } = await consoleLogin(server, 'fuzz.verifier@example.org');

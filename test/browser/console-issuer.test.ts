@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
+import type { Browser, Page } from 'playwright-core';
+import { addAdmin } from '../console/console-helpers.ts';
+import { DATABASE_KINDS } from '../helpers/databases.ts';
+import {
+  type IssuerWorld,
+  preAuthorizedCodeOf,
+  redeemPreAuthorizedCode,
+  requestCredential,
+  startIssuerWorld,
+} from '../issuer/issuer-helpers.ts';
+import { codeFromOutbox } from '../oidc/flow-helpers.ts';
+import { assertFocusVisible, chromiumMissing, focused, launchChromium, openPage } from './browser.ts';
+
+/** Presses Tab until the focus is on what `name` matches, checking each stop shows its focus. */
+async function tabTo(page: Page, name: string | RegExp, limit = 60): Promise<void> {
+  const reached: string[] = [];
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press('Tab');
+    const now = await focused(page);
+    reached.push(now);
+    if (now.startsWith('(nothing')) break;
+    await assertFocusVisible(page);
+    if (typeof name === 'string' ? now === name : name.test(now)) return;
+  }
+  assert.fail(`${name} was not reached with Tab; reached ${reached.join(', ')}`);
+}
+
+async function assertNoSidewaysScroll(page: Page, what: string): Promise<void> {
+  const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+  assert.ok((overflow as number) <= 0, `${what}: the page is ${overflow}px wider than the screen`);
+}
+
+/**
+ * The console's issuer pages in Chromium (issue #43): an owner writes a configuration, makes an
+ * offer, a wallet takes it from the offer's link, the owner revokes the credential and the
+ * status list says so. By keyboard alone at 390 px, by mouse at 1280 px.
+ */
+for (const kind of DATABASE_KINDS) {
+  describe(`the console's issuer pages in Chromium on ${kind}`, { skip: chromiumMissing }, () => {
+    let browser: Browser;
+    let world: IssuerWorld;
+
+    before(async () => {
+      [browser, world] = await Promise.all([launchChromium(), startIssuerWorld(kind)]);
+      await addAdmin(world.server, world.clientId, { email: 'owner@issuer.example' }, 'owner');
+    });
+    after(async () => {
+      await browser?.close();
+      await world?.close();
+    });
+
+    for (const [width, keyboard] of [
+      [390, true],
+      [1280, false],
+    ] as const) {
+      test(`at ${width} px by ${keyboard ? 'keyboard' : 'mouse'}: configuration, offer, issuance, revocation`, async () => {
+        const t = await openPage(browser);
+        const { page } = t;
+        const url = world.server.url;
+        const base = `${url}/console/clients/${world.clientId}/issuer`;
+        const id = `diploma-${width}`;
+        await page.setViewportSize({ width, height: 900 });
+        const go = async (name: string | RegExp, role: 'link' | 'button' = 'link') => {
+          if (keyboard) {
+            await tabTo(page, typeof name === 'string' ? `${role} "${name}"` : name);
+            await page.keyboard.press('Enter');
+          } else await page.getByRole(role, { name }).click();
+        };
+        const fill = async (label: string, value: string) => {
+          if (keyboard) {
+            await tabTo(page, new RegExp(`^textbox "${label}"`));
+            await page.keyboard.type(value);
+          } else await page.getByRole('textbox', { name: label, exact: true }).fill(value);
+        };
+
+        const email = 'owner@issuer.example';
+        await page.goto(`${url}/console`);
+        await fill('E-mail address', email);
+        await go('Send me a code', 'button');
+        await page.getByRole('textbox', { name: 'Code from the e-mail' }).waitFor();
+        if (keyboard) await page.keyboard.type(await codeFromOutbox(world.server, email));
+        else
+          await page
+            .getByRole('textbox', { name: 'Code from the e-mail' })
+            .fill(await codeFromOutbox(world.server, email));
+        if (keyboard) await page.keyboard.press('Enter');
+        else await page.getByRole('button', { name: 'Log in' }).click();
+        await page.waitForURL(`${url}/console/clients/${world.clientId}`);
+
+        await go('Issuer');
+        await page.waitForURL(base);
+        await go('Write a new configuration');
+        await page.waitForURL(`${base}/configurations/new`);
+        await fill('Id', id);
+        await fill('Type', 'https://credentials.example.com/diploma');
+        await fill('Claims', 'given_name | Given name\ndegree | Degree');
+        if (keyboard) {
+          await tabTo(page, /^checkbox "Status list/);
+          await page.keyboard.press('Space');
+        } else await page.getByRole('checkbox', { name: /Status list/ }).check();
+        await assertNoSidewaysScroll(page, 'the configuration form');
+        await t.screenshot(`console-issuer-configuration-${width}`);
+        await go('Save configuration', 'button');
+        await page.waitForURL(`${base}/configurations/${id}?done=saved`);
+        assert.match((await page.getByRole('status').textContent())!, /The configuration was saved/);
+
+        await go('Configurations');
+        await page.waitForURL(base);
+        await go(`Offer ${id}`);
+        await page.waitForURL(`${base}/offers/new?configuration=${id}`);
+        await fill('Given name', 'Ada');
+        await fill('Degree', 'Mathematics');
+        await go('Make the offer', 'button');
+        await page.getByRole('heading', { name: 'Offer made' }).waitFor();
+        await page.getByRole('img', { name: /QR code of the offer/ }).waitFor();
+        await assertNoSidewaysScroll(page, 'the offer');
+        await t.screenshot(`console-issuer-offer-${width}`);
+
+        // The wallet takes the offer from the page's link, as a wallet scanning the QR code would.
+        const link = (await page.getByRole('link', { name: 'The offer link' }).getAttribute('href'))!;
+        const offerUri = new URL(link).searchParams.get('credential_offer_uri')!;
+        const token = await redeemPreAuthorizedCode(
+          world,
+          await preAuthorizedCodeOf({ credential_offer_uri: offerUri }),
+        );
+        assert.equal(token.status, 200, JSON.stringify(token.body));
+        assert.equal((await requestCredential(world, token.body.access_token, id)).status, 200);
+
+        await go('Issued credentials');
+        await page.waitForURL(`${base}/credentials`);
+        const issued = (await world.api('GET', '/v1/issuer/credentials')).body.data.find(
+          (c: { configuration_id: string }) => c.configuration_id === id,
+        );
+        await go(`Revoke ${issued.id}`, 'button');
+        await page.waitForURL(`${base}/credentials?changed=1`);
+        assert.match((await page.getByRole('status').textContent())!, /The status was changed/);
+        await assertNoSidewaysScroll(page, 'the issued credentials');
+        await t.screenshot(`console-issuer-credentials-${width}`);
+
+        const list = await fetch(issued.status_list.uri);
+        assert.equal(list.status, 200);
+        assert.equal(
+          getListFromStatusListJWT(await list.text()).getStatus(issued.status_list.index),
+          1,
+          'revoked',
+        );
+        await t.close();
+      });
+    }
+  });
+}
