@@ -225,3 +225,23 @@ export async function tabThrough(page: Page, expected: string[], key = 'Tab'): P
   }
   assert.deepEqual(reached, expected, `${key} order`);
 }
+
+/** Presses Tab until `name` has the focus (at most `limit` times), checking each stop shows it. */
+export async function tabTo(page: Page, name: string | RegExp, limit = 60): Promise<void> {
+  const reached: string[] = [];
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press('Tab');
+    const now = await focused(page);
+    reached.push(now);
+    if (now.startsWith('(nothing')) break;
+    await assertFocusVisible(page);
+    if (typeof name === 'string' ? now === name : name.test(now)) return;
+  }
+  assert.fail(`${name} was not reached with Tab; reached ${reached.join(', ')}`);
+}
+
+/** A page that fits the screen's width: nothing to scroll sideways to on a phone. */
+export async function assertNoSidewaysScroll(page: Page, what: string): Promise<void> {
+  const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+  assert.ok((overflow as number) <= 0, `${what}: the page is ${overflow}px wider than the screen`);
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { addAdmin } from '../console/console-helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import {
@@ -12,26 +12,7 @@ import {
   startIssuerWorld,
 } from '../issuer/issuer-helpers.ts';
 import { codeFromOutbox } from '../oidc/flow-helpers.ts';
-import { assertFocusVisible, chromiumMissing, focused, launchChromium, openPage } from './browser.ts';
-
-/** Presses Tab until the focus is on what `name` matches, checking each stop shows its focus. */
-async function tabTo(page: Page, name: string | RegExp, limit = 60): Promise<void> {
-  const reached: string[] = [];
-  for (let i = 0; i < limit; i++) {
-    await page.keyboard.press('Tab');
-    const now = await focused(page);
-    reached.push(now);
-    if (now.startsWith('(nothing')) break;
-    await assertFocusVisible(page);
-    if (typeof name === 'string' ? now === name : name.test(now)) return;
-  }
-  assert.fail(`${name} was not reached with Tab; reached ${reached.join(', ')}`);
-}
-
-async function assertNoSidewaysScroll(page: Page, what: string): Promise<void> {
-  const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
-  assert.ok((overflow as number) <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-}
+import { assertNoSidewaysScroll, chromiumMissing, launchChromium, openPage, tabTo } from './browser.ts';
 
 /**
  * The console's issuer pages in Chromium (issue #43): an owner writes a configuration, makes an

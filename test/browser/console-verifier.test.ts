@@ -2,36 +2,21 @@ import assert from 'node:assert/strict';
 import type { JsonWebKey } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { addAdmin } from '../console/console-helpers.ts';
 import { issueSdJwtVc, PID_VCT } from '../helpers/issuers/sd-jwt-issuer.ts';
 import { codeFromOutbox } from '../oidc/flow-helpers.ts';
 import { answer, resolveRequest } from '../verifier/test-wallet.ts';
 import { presentSdJwt, startVerifierWorld, type VerifierWorld } from '../verifier/verifier-helpers.ts';
 import {
-  assertFocusVisible,
+  assertNoSidewaysScroll,
   chromiumMissing,
-  focused,
   launchChromium,
   openPage,
   type TestPage,
   tabThrough,
+  tabTo,
 } from './browser.ts';
-
-/** Presses Tab until `name` has the focus (at most `limit` times), checking each stop shows it. */
-async function tabTo(page: Page, name: string, limit = 40): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    await page.keyboard.press('Tab');
-    await assertFocusVisible(page);
-    if ((await focused(page)) === name) return;
-  }
-  assert.fail(`${name} was not reached with Tab`);
-}
-
-async function assertNoSidewaysScroll(page: Page, what: string): Promise<void> {
-  const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
-  assert.ok((overflow as number) <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-}
 
 /**
  * The console's verifier pages in Chromium (issue #43): an operator makes a presentation request

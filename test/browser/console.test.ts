@@ -1,33 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { addAdmin, SUB_CLIENT_FIELDS } from '../console/console-helpers.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { codeFromOutbox } from '../oidc/flow-helpers.ts';
 import {
-  assertFocusVisible,
+  assertNoSidewaysScroll,
   chromiumMissing,
   focused,
   launchChromium,
   openPage,
   tabThrough,
+  tabTo,
 } from './browser.ts';
-
-/** Presses Tab until `name` has the focus (at most `limit` times), checking each stop shows it. */
-async function tabTo(page: Page, name: string, limit = 30): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    await page.keyboard.press('Tab');
-    await assertFocusVisible(page);
-    if ((await focused(page)) === name) return;
-  }
-  assert.fail(`${name} was not reached with Tab`);
-}
-
-async function assertNoSidewaysScroll(page: Page, what: string): Promise<void> {
-  const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
-  assert.ok((overflow as number) <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-}
 
 /**
  * The console in Chromium (issue #43), by keyboard alone at a phone's and a desktop's width: an
