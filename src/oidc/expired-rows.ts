@@ -24,7 +24,7 @@ async function deleteExpired(
   db: Kysely<Database>,
   table: string,
   key: readonly string[],
-  before: number,
+  before: number | string,
   batch: number,
 ): Promise<void> {
   const columns = sql.join(key.map((column) => sql.ref(column)));
@@ -40,8 +40,8 @@ async function deleteExpired(
  * Rows that only ever matter until a moment passes: DPoP proof ids (one per DPoP request),
  * pushed requests, refresh-token families past their end, revocations of tokens that have
  * expired anyway, the disclosed claims kept for expired access tokens, values remembered once per
- * party (db/seen-once.ts), and codes once the tokens they gave have expired (a replay until then
- * still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
+ * party (db/seen-once.ts), console sessions that ended, and codes once the tokens they gave have
+ * expired (a replay until then still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
  */
 export async function sweepExpiredRows(
   db: Kysely<Database>,
@@ -51,6 +51,9 @@ export async function sweepExpiredRows(
 ): Promise<void> {
   for (const [table, key] of SWEPT) await deleteExpired(db, table, key, nowSeconds, batch);
   await deleteExpired(db, 'authorization_codes', ['code_hash'], nowSeconds - accessTokenTtl, batch);
+  // Console sessions keep their end as an ISO time, as the other page sessions do.
+  const nowIso = new Date(nowSeconds * 1000).toISOString();
+  await deleteExpired(db, 'console_sessions', ['id_hash'], nowIso, batch);
 }
 
 const SWEEP_EVERY_MS = 60_000;

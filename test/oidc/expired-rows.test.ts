@@ -40,6 +40,30 @@ for (const kind of DATABASE_KINDS) {
       );
     });
 
+    test('console sessions that ended go with the minute sweep; live ones stay', async () => {
+      const db = server.database.db;
+      const now = 3_000_000;
+      const at = (seconds: number) => new Date(seconds * 1000).toISOString();
+      await db
+        .insertInto('console_sessions')
+        .values(
+          ['ended', 'live'].map((id, i) => ({
+            id_hash: id,
+            email_index: null,
+            wallet_address: '0xabc',
+            created_at: at(now - 100),
+            expires_at: at(i === 0 ? now - 1 : now + 30),
+          })),
+        )
+        .execute();
+      await sweepExpiredRows(db, now, 3600);
+      assert.deepEqual(
+        (await db.selectFrom('console_sessions').select('id_hash').execute()).map((r) => r.id_hash),
+        ['live'],
+      );
+      await db.deleteFrom('console_sessions').execute();
+    });
+
     test('a sweep deletes in bounded batches: no statement takes more than SWEEP_BATCH rows, all expired go', async () => {
       const db = server.database.db;
       const now = 2_000_000;

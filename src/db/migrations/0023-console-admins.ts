@@ -40,5 +40,11 @@ export function up(dialect: Dialect) {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .execute();
+    // The minute sweep finds the sessions that ended through it (oidc/expired-rows.ts).
+    await db.schema
+      .createIndex('console_sessions_expires_idx')
+      .on('console_sessions')
+      .column('expires_at')
+      .execute();
   };
 }
