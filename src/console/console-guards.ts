@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ActingAdmin } from './console-access.ts';
+import type { ActingAdmin, ConsoleAct } from './console-access.ts';
 import type { ConsoleSessionRow } from './console-sessions.ts';
 
 /** A page at one client, ready to render: the administrator, the form token and the CSP nonce. */
@@ -22,6 +22,13 @@ export interface ConsoleGuards {
     reply: FastifyReply,
     clientId: number,
   ): Promise<ConsolePageContext | undefined>;
+  /** A write at one client: the page token, the administrator there, then the role (else 401/403/404). */
+  actingAdmin(
+    request: FastifyRequest,
+    body: Record<string, string>,
+    clientId: number,
+    act: ConsoleAct,
+  ): Promise<{ row: ConsoleSessionRow; admin: ActingAdmin; csrfToken: string }>;
   formToken(row: ConsoleSessionRow): string;
   /** A script or client asking for JSON gets the error body rather than a page. */
   wantsJson(request: FastifyRequest): boolean;

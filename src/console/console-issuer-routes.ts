@@ -15,14 +15,7 @@ import { ConfigurationId, IssuedCredentialParams, StatusChangeBody } from '../is
 import { createOffer, requireIssuer } from '../issuer/offers.ts';
 import { changeCredentialStatus } from '../issuer/status-changes.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
-import {
-  type ActingAdmin,
-  adminAt,
-  adminContext,
-  type ConsoleAct,
-  mayDo,
-  requireAct,
-} from './console-access.ts';
+import { type ActingAdmin, adminContext, mayDo, requireAct } from './console-access.ts';
 import type { ConsoleGuards } from './console-guards.ts';
 import {
   checkedConfigurationId,
@@ -86,18 +79,7 @@ export const consoleIssuerRoutes: FastifyPluginAsyncTypebox<ConsoleIssuerDeps> =
   const tags = ['Console'];
   const at = '/console/clients/:clientId/issuer';
 
-  /** A write: the page token, the administrator at the client, then the role — before any read. */
-  async function acting(
-    request: FastifyRequest,
-    body: Record<string, string>,
-    clientId: number,
-    act: ConsoleAct,
-  ) {
-    const row = await guards.actingSession(request, body);
-    const admin = await adminAt(issuer.db, row, clientId);
-    requireAct(admin, act);
-    return { admin, csrfToken: guards.formToken(row) };
-  }
+  const acting = guards.actingAdmin;
 
   const refused = (reply: FastifyReply, error: CofferError) =>
     startPage(reply.code(error.status).header('cache-control', 'no-store'));

@@ -26,6 +26,7 @@ import {
   adminAt,
   adminContext,
   adminsOfSession,
+  type ConsoleAct,
   mayDo,
   requireAct,
 } from './console-access.ts';
@@ -158,9 +159,23 @@ export function consoleGuards(deps: Pick<ConsoleRouteDeps, 'interactions' | 'pag
     return { admin, csrfToken: formTokenOf(deps.pageTokenKey, row), cspNonce: startPage(reply) };
   }
 
+  /** A write at one client: the page token, the administrator there, then the role — before any read. */
+  async function actingAdmin(
+    request: FastifyRequest,
+    body: Record<string, string>,
+    clientId: number,
+    act: ConsoleAct,
+  ) {
+    const row = await actingSession(request, body);
+    const admin = await adminAt(db, row, clientId);
+    requireAct(admin, act);
+    return { row, admin, csrfToken: formTokenOf(deps.pageTokenKey, row) };
+  }
+
   return {
     session,
     actingSession,
+    actingAdmin,
     pageAt,
     formToken: (row: ConsoleSessionRow) => formTokenOf(deps.pageTokenKey, row),
   };
@@ -178,9 +193,15 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   const secure = deps.interactions.config.environment === 'production';
   consoleScope(app, deps.interactions.config.publicUrl);
   const shared = consoleGuards(deps);
-  const { pageAt, actingSession } = shared;
+  const { pageAt, actingSession, actingAdmin } = shared;
   /** What the apps and users pages share; registered below, they inherit this scope's checks. */
-  const guards: ConsoleGuards = { actingSession, pageAt, formToken: shared.formToken, wantsJson };
+  const guards: ConsoleGuards = {
+    actingSession,
+    actingAdmin: shared.actingAdmin,
+    pageAt,
+    formToken: shared.formToken,
+    wantsJson,
+  };
 
   app.get(
     '/console',
@@ -302,9 +323,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
       },
     },
     async (request, reply) => {
-      const row = await actingSession(request, request.body);
-      const admin = await adminAt(db, row, request.params.clientId);
-      requireAct(admin, 'subclients');
+      const { row, admin } = await actingAdmin(request, request.body, request.params.clientId, 'subclients');
       const values = Object.fromEntries(SUBCLIENT_FIELDS.map(([name]) => [name, request.body[name] ?? '']));
       try {
         const created = await createSubClient(
@@ -385,9 +404,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
       },
     },
     async (request, reply) => {
-      const row = await actingSession(request, request.body);
-      const admin = await adminAt(db, row, request.params.clientId);
-      requireAct(admin, 'subclients');
+      const { row, admin } = await actingAdmin(request, request.body, request.params.clientId, 'subclients');
       const id = request.params.subclientId;
       const values = Object.fromEntries(SUBCLIENT_FIELDS.map(([name]) => [name, request.body[name] ?? '']));
       try {

@@ -6,7 +6,7 @@ import { CofferError, notFound } from '../errors.ts';
 import { startPage } from '../interaction/page-chrome.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
 import { createUser, type UserDeps } from '../users/user-service.ts';
-import { adminAt, adminContext, mayDo, requireAct } from './console-access.ts';
+import { adminContext, mayDo, requireAct } from './console-access.ts';
 import type { ConsoleGuards } from './console-guards.ts';
 import { createUserBodyOf, findUserIdByEmail, USER_FIELDS, viewUser } from './console-users.ts';
 import { renderEraseConfirmation, renderUserPage, renderUsersPage } from './console-users-pages.ts';
@@ -66,9 +66,7 @@ export const consoleUsersRoutes: FastifyPluginAsyncTypebox<ConsoleUsersDeps> = a
       },
     },
     async (request, reply) => {
-      const row = await guards.actingSession(request, request.body);
-      const admin = await adminAt(db, row, request.params.clientId);
-      requireAct(admin, 'read');
+      const { row, admin } = await guards.actingAdmin(request, request.body, request.params.clientId, 'read');
       const email = request.body['email'] ?? '';
       const userId = await findUserIdByEmail(users, admin.caller.clientId, email);
       reply.header('cache-control', 'no-store');
@@ -99,9 +97,12 @@ export const consoleUsersRoutes: FastifyPluginAsyncTypebox<ConsoleUsersDeps> = a
       },
     },
     async (request, reply) => {
-      const row = await guards.actingSession(request, request.body);
-      const admin = await adminAt(db, row, request.params.clientId);
-      requireAct(admin, 'users');
+      const { row, admin } = await guards.actingAdmin(
+        request,
+        request.body,
+        request.params.clientId,
+        'users',
+      );
       const values = Object.fromEntries(USER_FIELDS.map(([name]) => [name, request.body[name] ?? '']));
       try {
         const { body, problems } = createUserBodyOf(values);
@@ -195,9 +196,7 @@ export const consoleUsersRoutes: FastifyPluginAsyncTypebox<ConsoleUsersDeps> = a
       },
     },
     async (request, reply) => {
-      const row = await guards.actingSession(request, request.body);
-      const admin = await adminAt(db, row, request.params.clientId);
-      requireAct(admin, 'users');
+      const { admin } = await guards.actingAdmin(request, request.body, request.params.clientId, 'users');
       if (request.body['confirm'] !== 'erase')
         throw new CofferError(
           'invalid_request',

@@ -8,7 +8,7 @@ import { listVerifierRequests, verifierRequestOf } from '../verifier/verifier-li
 import { createVerifierRequest, verifierOf } from '../verifier/verifier-requests.ts';
 import { VerifierRequestParams } from '../verifier/verifier-schemas.ts';
 import { readVerifierResult } from '../verifier/verifier-service.ts';
-import { adminAt, adminContext, mayDo, requireAct } from './console-access.ts';
+import { adminContext, mayDo, requireAct } from './console-access.ts';
 import { type ConsoleRouteDeps, consoleGuards, consoleScope, wantsJson } from './console-routes.ts';
 import {
   VERIFIER_FORM_FIELDS,
@@ -48,10 +48,9 @@ const NewRequestForm = Type.Object(
  * are read as GET /v1/verifier/requests/{id} reads them. Role: `verifier` to ask, `read` to look.
  */
 export const consoleVerifierRoutes: FastifyPluginAsyncTypebox<ConsoleVerifierDeps> = async (app, deps) => {
-  const { db } = deps.interactions;
   const tags = ['Console'];
   consoleScope(app, deps.interactions.config.publicUrl);
-  const { pageAt, actingSession, formToken } = consoleGuards(deps);
+  const { pageAt, actingAdmin, formToken } = consoleGuards(deps);
 
   app.get(
     '/console/clients/:clientId/verifier',
@@ -110,9 +109,12 @@ export const consoleVerifierRoutes: FastifyPluginAsyncTypebox<ConsoleVerifierDep
       },
     },
     async (request, reply) => {
-      const row = await actingSession(request, request.body as Record<string, string>);
-      const admin = await adminAt(db, row, request.params.clientId);
-      requireAct(admin, 'verifier');
+      const { row, admin } = await actingAdmin(
+        request,
+        request.body as Record<string, string>,
+        request.params.clientId,
+        'verifier',
+      );
       const values: VerifierFormValues = Object.fromEntries(
         VERIFIER_FORM_FIELDS.map((name) => [name, request.body[name] ?? '']),
       );
