@@ -7,7 +7,7 @@ import { createEmailIndexes } from '../keys/blind-index.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
 import { runAdminCommand } from './admin-command.ts';
 import { runAuditCommand } from './audit-command.ts';
-import { runCommand, USAGE, UsageError } from './commands.ts';
+import { type CommandResult, runCommand, USAGE, UsageError } from './commands.ts';
 import { runFederationCommand } from './federation-command.ts';
 import { runIssuerCommand } from './issuer-command.ts';
 import { runMasterKeyCommand } from './master-key-command.ts';
@@ -66,29 +66,26 @@ try {
         argv,
       );
     }
+    // The command groups with their own runner; every other command is runCommand's.
+    const runners: Record<string, () => Promise<CommandResult>> = {
+      admin: () =>
+        runAdminCommand(
+          { ...deps, emailIndexes: async () => createEmailIndexes((await loadMasterKeyRing(config)).ring) },
+          argv,
+        ),
+      verifier: () => runVerifierCommand(deps, argv),
+      issuer: () => runIssuerCommand(deps, argv),
+      federation: () => runFederationCommand(deps, argv),
+      'master-key': () =>
+        runMasterKeyCommand(
+          { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
+          argv,
+        ),
+    };
     const result =
       argv[0] === 'audit'
         ? undefined
-        : argv[0] === 'admin'
-          ? await runAdminCommand(
-              {
-                ...deps,
-                emailIndexes: async () => createEmailIndexes((await loadMasterKeyRing(config)).ring),
-              },
-              argv,
-            )
-          : argv[0] === 'verifier'
-            ? await runVerifierCommand(deps, argv)
-            : argv[0] === 'issuer'
-              ? await runIssuerCommand(deps, argv)
-              : argv[0] === 'federation'
-                ? await runFederationCommand(deps, argv)
-                : argv[0] === 'master-key'
-                  ? await runMasterKeyCommand(
-                      { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
-                      argv,
-                    )
-                  : await runCommand(deps, argv);
+        : await (Object.hasOwn(runners, argv[0]!) ? runners[argv[0]!]! : () => runCommand(deps, argv))();
     if (result) process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     // A rotation that could not rewrite everything says so in its report and in its exit status.
     if (argv[0] === 'master-key' && (result!.json as { failed: number }).failed > 0) process.exitCode = 1;
