@@ -9,8 +9,10 @@ export interface TracingEnvironment {
   OTEL_SERVICE_NAME?: string | undefined;
 }
 
+const SHUTDOWN_MS = 3000;
+
 export interface Tracing {
-  /** Sends the spans still buffered and stops. */
+  /** Sends the spans still buffered and stops; rejects after 3 s when the collector does not answer. */
   shutdown(): Promise<void>;
 }
 
@@ -46,7 +48,17 @@ export async function startTracing(env: TracingEnvironment): Promise<Tracing | n
   return {
     shutdown: async () => {
       setTracingEnabled(false);
-      await provider.shutdown();
+      // The exporter retries a collector that is down for OTEL_EXPORTER_OTLP_TIMEOUT (10 s), as long
+      // as a supervisor's whole grace period (Docker's is 10 s) before it kills the process.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the collector did not answer within 3 s')), SHUTDOWN_MS);
+      });
+      try {
+        await Promise.race([provider.shutdown(), late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -7,6 +7,7 @@ import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin
 import { tracingRequested } from '../../src/telemetry/tracing.ts';
 import { BENCH_CONTEXT, BENCH_CONTEXT_URL, createBenchIssuer } from '../helpers/credential-factory.ts';
 import { createTestDatabase, DATABASE_KINDS } from '../helpers/databases.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { processEnv, startServerProcess } from '../helpers/server-process.ts';
 import { startOtlpReceiver } from './otlp-receiver.ts';
 
@@ -143,6 +144,20 @@ for (const kind of DATABASE_KINDS) {
       for (let i = 0; i < 5; i++) assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
       await new Promise((resolve) => setTimeout(resolve, 400));
       assert.equal(receiver.bodies.length, 0);
+    });
+
+    test('a collector that is down loses the last spans, not the clean exit on SIGTERM', async () => {
+      const database = await createTestDatabase(kind);
+      cleanups.push(() => database.drop());
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const server = await startServerProcess(
+        await processEnv(database, { OTEL_EXPORTER_OTLP_ENDPOINT: closed, OTEL_BSP_SCHEDULE_DELAY: '60000' }),
+      );
+      for (let i = 0; i < 5; i++) assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+      const stopping = Date.now();
+      await server.kill('SIGTERM');
+      assert.equal(server.child.exitCode, 0, 'a supervisor reads a failed exit as a crash');
+      assert.ok(Date.now() - stopping < 8000, "gone within a supervisor's grace period");
     });
   });
 }
