@@ -22,7 +22,7 @@ export type CredentialInserter = (row: Insertable<CredentialsTable>) => Promise<
 
 /** insertCredential with group commit on SQLite (db/group-commit.ts). */
 export function createCredentialInserter(db: Kysely<Database>, dialect: Dialect): CredentialInserter {
-  return createGroupCommit(db, dialect, insertCredential);
+  return createGroupCommit(db, dialect, insertCredential, { statements: 'one' });
 }
 
 /** One credential of a user by its id: a prepared query (every store and most presentations ask it). */

@@ -31,7 +31,8 @@ const SET_LOCAL_RELAXED = CompiledQuery.raw('SET LOCAL synchronous_commit = off'
  * (group commit), and the event loop, which SQLite's commit blocks, waits for that fsync once per
  * batch instead of once per row. A unique violation fails only its own write: SQLite undoes the
  * failing statement and keeps the transaction. PostgreSQL commits concurrent transactions together
- * by itself.
+ * by itself; there a write of several statements still gets its own transaction, so that an act
+ * and its audit event commit together (and wait for one WAL flush, not one each).
  */
 export function createGroupCommit<Row, Result>(
   db: Kysely<Database>,
@@ -45,7 +46,11 @@ export function createGroupCommit<Row, Result>(
 ): (row: Row) => Promise<Result> {
   const relaxed = options.durability === 'process-crash';
   if (dialect === 'postgres') {
-    if (!relaxed) return (row) => write(db, row);
+    // Several statements (an act and its audit event) are one transaction, committed once.
+    if (!relaxed)
+      return options.statements === 'one'
+        ? (row) => write(db, row)
+        : (row) => db.transaction().execute((tx) => write(tx, row));
     const session = relaxedSessionOf(db);
     if (!session) {
       return (row) =>

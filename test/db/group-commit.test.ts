@@ -77,5 +77,28 @@ for (const kind of DATABASE_KINDS) {
           await testDb.drop();
         }
       });
+
+    test('a durable write of several statements is one transaction: an act and its audit event commit together or not at all', async () => {
+      const testDb = await createTestDatabase(kind);
+      const { db, dialect, close } = openDatabase({
+        databaseUrl: testDb.databaseUrl,
+        dataDir: testDb.dataDir,
+        ...(testDb.schema ? { schema: testDb.schema } : {}),
+      });
+      try {
+        await migrateToLatest(db, dialect);
+        // The act's second statement (its audit event, say) fails after the first has run.
+        const actThenFail = createGroupCommit(db, dialect, async (tx, key: string) => {
+          await tx.insertInto('dpop_proofs').values({ proof_key: key, expires_at: 2_000_000_000 }).execute();
+          await sql`insert into no_such_table values (1)`.execute(tx);
+        });
+        await assert.rejects(actThenFail('half-an-act'));
+        const stored = await db.selectFrom('dpop_proofs').select('proof_key').execute();
+        assert.deepEqual(stored, [], 'the first statement was undone with the second');
+      } finally {
+        await close();
+        await testDb.drop();
+      }
+    });
   });
 }
