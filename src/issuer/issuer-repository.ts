@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { deleteExpiredInBatches, SWEEP_BATCH, untilShort } from '../db/expired-batches.ts';
 import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type {
   Database,
@@ -434,27 +435,32 @@ export const insertUsedCNonce = async (
 };
 
 /**
- * An offer that expired unredeemed keeps no claims (they were kept only to be issued);
- * authorization codes and used c_nonces past their life are deleted.
+ * An offer that expired unredeemed keeps no claims (they were kept only to be issued); authorization
+ * codes past their life are deleted, and retired keys nothing can still be checked against.
  */
-export async function sweepExpired(db: Kysely<Database>, now: Date): Promise<void> {
-  await db
-    .updateTable('issuer_offers')
-    .set({ claims_sealed: null })
-    .where('status', '=', 'offered')
-    .where('expires_at', '<=', now.toISOString())
-    .where('claims_sealed', 'is not', null)
-    .execute();
-  await db
-    .deleteFrom('issuer_codes')
-    .where('expires_at', '<=', Math.floor(now.getTime() / 1000))
-    .execute();
-  // Used c_nonces matter only until they expire (key-proofs.ts).
-  await db
-    .deleteFrom('verifier_nonces')
-    .where('verifier', 'like', 'c_nonce:%')
-    .where('expires_at', '<', Math.floor(now.getTime() / 1000))
-    .execute();
+export async function sweepExpired(db: Kysely<Database>, now: Date, batch = SWEEP_BATCH): Promise<void> {
+  const nowIso = now.toISOString();
+  // Batches through the (status, expires_at) index of migration 0025: linear in the expired
+  // offers, never in the table, and each UPDATE is short.
+  await untilShort(batch, async () => {
+    const result = await db
+      .updateTable('issuer_offers')
+      .set({ claims_sealed: null })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('issuer_offers')
+          .select('id')
+          .where('status', '=', 'offered')
+          .where('expires_at', '<=', nowIso)
+          .where('claims_sealed', 'is not', null)
+          .limit(batch),
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  });
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  await deleteExpiredInBatches(db, 'issuer_codes', ['code_hash'], nowSeconds + 1, batch);
+  // Used c_nonces are verifier_nonces rows: the minute sweep (oidc/expired-rows.ts) deletes them.
   await dropSpentRetiredKeys(db, now);
 }
 

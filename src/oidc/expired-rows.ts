@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { deleteExpiredInBatches, SWEEP_BATCH } from '../db/expired-batches.ts';
 import type { Database } from '../db/schema.ts';
 
-/** Rows one sweep statement deletes at most: a short lock, and other writers go in between. */
-export const SWEEP_BATCH = 1000;
+export { SWEEP_BATCH };
 
 /** Each swept table, with the key its batches are chosen by (its primary key). */
 const SWEPT: ReadonlyArray<[table: keyof Database, key: readonly string[]]> = [
@@ -14,27 +14,6 @@ const SWEPT: ReadonlyArray<[table: keyof Database, key: readonly string[]]> = [
   ['access_token_claims', ['jti']],
   ['verifier_nonces', ['verifier', 'nonce']],
 ];
-
-/**
- * Deletes the table's rows that expired before `before`, SWEEP_BATCH at a time. Each batch is
- * found through the table's expires_at index (migration 0022), so a sweep is linear in the
- * expired rows only, never in the table's size.
- */
-async function deleteExpired(
-  db: Kysely<Database>,
-  table: string,
-  key: readonly string[],
-  before: number | string,
-  batch: number,
-): Promise<void> {
-  const columns = sql.join(key.map((column) => sql.ref(column)));
-  for (;;) {
-    const result = await sql`
-      delete from ${sql.table(table)} where (${columns}) in (
-        select ${columns} from ${sql.table(table)} where expires_at < ${before} limit ${batch})`.execute(db);
-    if (Number(result.numAffectedRows ?? 0) < batch) return;
-  }
-}
 
 /**
  * Rows that only ever matter until a moment passes: DPoP proof ids (one per DPoP request),
@@ -49,11 +28,11 @@ export async function sweepExpiredRows(
   accessTokenTtl: number,
   batch = SWEEP_BATCH,
 ): Promise<void> {
-  for (const [table, key] of SWEPT) await deleteExpired(db, table, key, nowSeconds, batch);
-  await deleteExpired(db, 'authorization_codes', ['code_hash'], nowSeconds - accessTokenTtl, batch);
+  for (const [table, key] of SWEPT) await deleteExpiredInBatches(db, table, key, nowSeconds, batch);
+  await deleteExpiredInBatches(db, 'authorization_codes', ['code_hash'], nowSeconds - accessTokenTtl, batch);
   // Console sessions keep their end as an ISO time, as the other page sessions do.
   const nowIso = new Date(nowSeconds * 1000).toISOString();
-  await deleteExpired(db, 'console_sessions', ['id_hash'], nowIso, batch);
+  await deleteExpiredInBatches(db, 'console_sessions', ['id_hash'], nowIso, batch);
 }
 
 const SWEEP_EVERY_MS = 60_000;

@@ -9,6 +9,7 @@ import {
   configurationsWithScope,
   findUnfinishedOffersOf,
   issuedCredentialsOf,
+  sweepExpired,
 } from '../../src/issuer/issuer-repository.ts';
 import { sweepExpiredRows } from '../../src/oidc/expired-rows.ts';
 import { findAccountsOfIdentity } from '../../src/users/user-repository.ts';
@@ -94,6 +95,11 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
       select (g % 20) + 1, 'config-' || g, '{}', '2026-01-01', 'scope-' || g from generate_series(1, 5000) g`.execute(
       db,
     );
+    await sql`insert into issuer_codes (code_hash, client_id, wallet_client_id, redirect_uri, code_challenge, "grant", expires_at)
+      select md5('icode-' || g) || md5('x' || g), (g % 20) + 1, 'https://wallet.example', 'https://wallet.example/callback',
+             md5('c' || g) || md5('d' || g), '{"configuration_ids":["diploma"],"offer_id":"' || md5('o' || g) || '","scope":"openid"}',
+             ${now} + g
+      from generate_series(1, 20000) g`.execute(db);
     await sql`analyze`.execute(db);
   });
   after(async () => {
@@ -152,5 +158,12 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
   test('the expired-row sweep: the swept tables by their expires_at index', async () => {
     const plans = await plansOf(db, () => sweepExpiredRows(db, now + 10, 3600));
     refuseSeqScan(plans, ['authorization_codes', 'verifier_nonces']);
+  });
+
+  test("the issuer's sweep: expired offers and codes by their (status, expires_at) and expires_at indexes", async () => {
+    // A minute after the seed, as the minute sweep sees it: 60 of 20,000 codes have expired. (With
+    // a twentieth of this small table expired, reading it whole is rightly cheaper.)
+    const plans = await plansOf(db, () => sweepExpired(db, new Date((now + 60) * 1000)));
+    refuseSeqScan(plans, ['issuer_offers', 'issuer_codes']);
   });
 });

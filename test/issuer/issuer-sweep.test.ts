@@ -37,5 +37,44 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(claimsOf(expiring), null);
       assert.equal(typeof claimsOf(live), 'string');
     });
+
+    it('sweeps in bounded batches: no statement touches more than the batch, every expired offer is emptied', async () => {
+      const db = world.server.database.db;
+      const ids = await Promise.all(
+        Array.from(
+          { length: 25 },
+          async () =>
+            (
+              await world.api('POST', '/v1/issuer/offers', {
+                configuration_ids: ['card'],
+                claims: { card: { name: 'Ada' } },
+                expires_in: 1,
+              })
+            ).body.data.id as string,
+        ),
+      );
+      // biome-ignore lint/suspicious/noExplicitAny: the executor is wrapped to count each statement's rows
+      const executor = db.getExecutor() as any;
+      const original = executor.executeQuery;
+      const touched: number[] = [];
+      executor.executeQuery = async (...args: unknown[]) => {
+        const result = await original.apply(executor, args);
+        if (result.numAffectedRows !== undefined) touched.push(Number(result.numAffectedRows));
+        return result;
+      };
+      try {
+        await sweepExpired(db, new Date(Date.now() + 5000), 10);
+      } finally {
+        executor.executeQuery = original;
+      }
+      assert.ok(Math.max(...touched) <= 10, `rows per statement: ${touched.join(', ')}`);
+      const kept = await db
+        .selectFrom('issuer_offers')
+        .select('id')
+        .where('id', 'in', ids)
+        .where('claims_sealed', 'is not', null)
+        .execute();
+      assert.deepEqual(kept, []);
+    });
   });
 }
