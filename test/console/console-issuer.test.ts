@@ -177,6 +177,26 @@ for (const kind of DATABASE_KINDS) {
       assert.match(await refused.text(), /id="expires_in_minutes-error"/);
     });
 
+    test("an offer's claim path through __proto__ is refused in the form and changes no other object", async () => {
+      // Claim paths are the owner's to choose (PUT /v1/issuer/configurations takes any string
+      // step); the console builds the offer's claims from them, so a step must not reach a prototype.
+      const saved = await postForm(world.server, owner, `${base}/configurations`, {
+        ...CONFIGURATION,
+        id: 'proto',
+        claims: '__proto__/polluted | Polluted',
+        csrf_token: csrf.owner,
+      });
+      assert.equal(saved.status, 303);
+      const made = await postForm(world.server, operator, `${base}/offers`, {
+        configuration: 'proto',
+        claim_0: 'yes',
+        csrf_token: csrf.operator,
+      });
+      assert.equal(({} as Record<string, unknown>)['polluted'], undefined, 'every object of the server');
+      assert.equal(made.status, 400);
+      assert.match(await made.text(), /id="claim_0-error"/);
+    });
+
     test('an auditor is refused every write; an operator writes no configuration', async () => {
       const writes: Array<[string, Record<string, string>]> = [
         [`${base}/configurations`, { ...CONFIGURATION, id: 'other' }],
