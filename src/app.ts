@@ -17,7 +17,6 @@ import { loadVerifierAttestationIssuers } from './config/verifier-attestation-is
 import { loadWalletProvider } from './config/wallet-provider.ts';
 import { consoleKind } from './console/console-kind.ts';
 import { consoleRoutes } from './console/console-routes.ts';
-import { consoleVerifierRoutes } from './console/console-verifier-routes.ts';
 import { frontPageRoutes } from './console/front-page.ts';
 import type { DeletionDeps } from './credentials/credential-deletion.ts';
 import { createCredentialInserter } from './credentials/credential-repository.ts';
@@ -475,7 +474,6 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   });
   // The front page and the tenants' administrators' console, acting through the same services.
   await app.register(frontPageRoutes, { publicUrl: config.publicUrl });
-  const consolePages = { interactions, pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1') };
   // Coffer as a verifier for its tenants: requests, wallet-facing endpoints, results, the page.
   const verifier: VerifierDeps = {
     metrics,
@@ -498,7 +496,6 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(verifierRoutes, verifier);
-  await app.register(consoleVerifierRoutes, { ...consolePages, verifier });
   // Logging in with a wallet: the verifier provides the log-in page's third method.
   interactions.extraLoginMethods.push(walletLoginMethod(verifier, interactions));
   const verifierWorker = startVerifierWorker(verifier);
@@ -549,13 +546,16 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     log: app.log,
   };
   await app.register(issuerRoutes, issuer);
-  // The console acts through the issuer's services, so it comes once they exist.
+  // The console (every area, one scope) acts through the verifier's and the issuer's services, so
+  // it comes once they exist.
   await app.register(consoleRoutes, {
-    ...consolePages,
+    interactions,
+    pageTokenKey: deriveKey(context.masterKey, 'console-page-token/v1'),
     subClients: { db: database.db, mask: createSecretMasker(cipher), audit },
     users,
     erasure,
     issuer,
+    verifier,
   });
   await app.register(federationRoutes, {
     db: database.db,

@@ -131,10 +131,17 @@ export function offerBodyFromFields(
   configuration.claims.forEach((claim, index) => {
     const value = (values[`claim_${index}`] ?? '').trim();
     if (!value || !claim.path.every((s) => typeof s === 'string')) return;
-    let node = claims;
     const steps = claim.path as string[];
+    // The owner chooses the steps; assigning `__proto__` would step into Object.prototype and
+    // change every object of the process. POST /v1/issuer/offers refuses such a key (the JSON
+    // parser's prototype poisoning check), so the form does too.
+    if (steps.includes('__proto__'))
+      throw invalidField(`/body/claim_${index}`, 'a claim path step named __proto__ cannot be offered');
+    let node = claims;
     for (const step of steps.slice(0, -1)) {
-      if (typeof node[step] !== 'object' || node[step] === null) node[step] = {};
+      // Own members only: "constructor" or "toString" must not find Object.prototype's.
+      const next = Object.hasOwn(node, step) ? node[step] : undefined;
+      if (typeof next !== 'object' || next === null) node[step] = {};
       node = node[step] as Record<string, unknown>;
     }
     node[steps.at(-1)!] = value;

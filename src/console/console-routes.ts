@@ -21,6 +21,7 @@ import {
   type SubClientDeps,
 } from '../subclients/subclient-service.ts';
 import type { UserDeps } from '../users/user-service.ts';
+import type { VerifierDeps } from '../verifier/verifier-deps.ts';
 import {
   type ActingAdmin,
   adminAt,
@@ -53,12 +54,14 @@ import {
   endConsoleSession,
 } from './console-sessions.ts';
 import { consoleUsersRoutes } from './console-users-routes.ts';
+import { consoleVerifierRoutes } from './console-verifier-routes.ts';
 
 export interface ConsoleRouteDeps {
   subClients: SubClientDeps;
   users: UserDeps;
   erasure: ErasureDeps;
   issuer: IssuerDeps;
+  verifier: VerifierDeps;
   interactions: InteractionDeps;
   /** Key of the console's anti-forgery token (derived from the master key). */
   pageTokenKey: Uint8Array;
@@ -95,10 +98,10 @@ const utcTime = (value: string | undefined) =>
   value && /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(value) ? `${value}Z` : value || undefined;
 
 /**
- * What every console plugin's scope needs: form bodies, the same-origin check of writes, and
- * errors as console pages for people. Each console plugin calls it once.
+ * What the console's scope needs: form bodies, the same-origin check of writes, and errors as
+ * console pages for people. Set once here; every area's plugin is registered inside this scope.
  */
-export function consoleScope(app: FastifyInstance, publicUrl: string): void {
+function consoleScope(app: FastifyInstance, publicUrl: string): void {
   acceptFormBodies(app);
   // SameSite=Strict keeps the cookie off cross-site requests; the origin check and the form's
   // token refuse what a same-site page without the token sends. The pages' no-referrer policy
@@ -120,7 +123,7 @@ export function consoleScope(app: FastifyInstance, publicUrl: string): void {
 }
 
 /** The session of a console request, and the administrator a page or a write acts as. */
-export function consoleGuards(deps: Pick<ConsoleRouteDeps, 'interactions' | 'pageTokenKey'>) {
+function consoleGuards(deps: Pick<ConsoleRouteDeps, 'interactions' | 'pageTokenKey'>) {
   const { db } = deps.interactions;
   async function session(request: FastifyRequest): Promise<ConsoleSessionRow> {
     const row = await consoleSessionOfCookie(db, request.headers.cookie);
@@ -194,7 +197,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   consoleScope(app, deps.interactions.config.publicUrl);
   const shared = consoleGuards(deps);
   const { pageAt, actingSession, actingAdmin } = shared;
-  /** What the apps and users pages share; registered below, they inherit this scope's checks. */
+  /** What every area's pages share; registered below, they inherit this scope's checks. */
   const guards: ConsoleGuards = {
     actingSession,
     actingAdmin: shared.actingAdmin,
@@ -470,4 +473,5 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   await app.register(consoleAppsRoutes, { guards, db });
   await app.register(consoleUsersRoutes, { guards, users: deps.users, erasure: deps.erasure });
   await app.register(consoleIssuerRoutes, { guards, issuer: deps.issuer });
+  await app.register(consoleVerifierRoutes, { guards, verifier: deps.verifier });
 };

@@ -9,7 +9,7 @@ import { createVerifierRequest, verifierOf } from '../verifier/verifier-requests
 import { VerifierRequestParams } from '../verifier/verifier-schemas.ts';
 import { readVerifierResult } from '../verifier/verifier-service.ts';
 import { adminContext, mayDo, requireAct } from './console-access.ts';
-import { type ConsoleRouteDeps, consoleGuards, consoleScope, wantsJson } from './console-routes.ts';
+import type { ConsoleGuards } from './console-guards.ts';
 import {
   VERIFIER_FORM_FIELDS,
   type VerifierFormValues,
@@ -17,7 +17,8 @@ import {
 } from './console-verifier-form.ts';
 import { renderVerifierForm, renderVerifierList, renderVerifierRequest } from './console-verifier-pages.ts';
 
-export interface ConsoleVerifierDeps extends Pick<ConsoleRouteDeps, 'interactions' | 'pageTokenKey'> {
+export interface ConsoleVerifierDeps {
+  guards: ConsoleGuards;
   verifier: VerifierDeps;
 }
 
@@ -49,8 +50,7 @@ const NewRequestForm = Type.Object(
  */
 export const consoleVerifierRoutes: FastifyPluginAsyncTypebox<ConsoleVerifierDeps> = async (app, deps) => {
   const tags = ['Console'];
-  consoleScope(app, deps.interactions.config.publicUrl);
-  const { pageAt, actingAdmin, formToken } = consoleGuards(deps);
+  const { pageAt, actingAdmin, formToken, wantsJson } = deps.guards;
 
   app.get(
     '/console/clients/:clientId/verifier',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import {
   type IssuerWorld,
@@ -177,6 +178,26 @@ for (const kind of DATABASE_KINDS) {
       assert.match(await refused.text(), /id="expires_in_minutes-error"/);
     });
 
+    test("an offer's claim path through __proto__ is refused in the form and changes no other object", async () => {
+      // Claim paths are the owner's to choose (PUT /v1/issuer/configurations takes any string
+      // step); the console builds the offer's claims from them, so a step must not reach a prototype.
+      const saved = await postForm(world.server, owner, `${base}/configurations`, {
+        ...CONFIGURATION,
+        id: 'proto',
+        claims: '__proto__/polluted | Polluted',
+        csrf_token: csrf.owner,
+      });
+      assert.equal(saved.status, 303);
+      const made = await postForm(world.server, operator, `${base}/offers`, {
+        configuration: 'proto',
+        claim_0: 'yes',
+        csrf_token: csrf.operator,
+      });
+      assert.equal(({} as Record<string, unknown>)['polluted'], undefined, 'every object of the server');
+      assert.equal(made.status, 400);
+      assert.match(await made.text(), /id="claim_0-error"/);
+    });
+
     test('an auditor is refused every write; an operator writes no configuration', async () => {
       const writes: Array<[string, Record<string, string>]> = [
         [`${base}/configurations`, { ...CONFIGURATION, id: 'other' }],
@@ -226,6 +247,73 @@ for (const kind of DATABASE_KINDS) {
         csrf_token: csrf.owner,
       });
       assert.equal(credential.status, 404);
+    });
+
+    test("another issuing tenant's configuration and credential, by their real ids, are not found and stay as they were", async () => {
+      // Tenant C issues too; its ids are real, so a missing client_id scope would find them.
+      const shop = await world.server.createMaster('Shop C');
+      const enabled = await coffer(
+        world.server,
+        'issuer',
+        'enable',
+        '--client',
+        String(shop.clientId),
+        '--json',
+      );
+      assert.equal(enabled.code, 0, enabled.stderr);
+      const c: IssuerWorld = {
+        ...world,
+        clientId: shop.clientId,
+        token: shop.token,
+        issuerId: JSON.parse(enabled.stdout).credential_issuer,
+        api: (method, p, body) =>
+          world.server.request(method, p, {
+            headers: { 'x-api-token': shop.token },
+            ...(body === undefined ? {} : { body }),
+          }),
+      };
+      const put = await c.api('PUT', '/v1/issuer/configurations/c-only', {
+        format: 'dc+sd-jwt',
+        vct: 'https://credentials.example.com/c',
+        claims: [{ path: ['given_name'] }],
+        status: true,
+      });
+      assert.ok(put.status < 300, put.text);
+      const offer = await c.api('POST', '/v1/issuer/offers', {
+        configuration_ids: ['c-only'],
+        claims: { 'c-only': { given_name: 'Bea' } },
+      });
+      assert.equal(offer.status, 201, offer.text);
+      const token = await redeemPreAuthorizedCode(c, await preAuthorizedCodeOf(offer.body.data));
+      assert.equal((await requestCredential(c, token.body.access_token, 'c-only')).status, 200);
+      const credentialOfC = (await c.api('GET', '/v1/issuer/credentials')).body.data[0];
+
+      assert.equal((await getPage(world.server, owner, `${base}/configurations/c-only`)).status, 404);
+      assert.equal((await getPage(world.server, owner, `${base}/configurations/c-only/delete`)).status, 404);
+      assert.equal(
+        (await getPage(world.server, owner, `${base}/offers/new?configuration=c-only`)).status,
+        404,
+      );
+      const attempts: Array<[string, Record<string, string>]> = [
+        [`${base}/configurations/c-only`, { ...CONFIGURATION, claims: 'stolen | Stolen' }],
+        [`${base}/configurations/c-only`, { form: 'json', json: '{"format":"dc+sd-jwt","claims":[]}' }],
+        [`${base}/configurations/c-only/delete`, {}],
+        [`${base}/offers`, { configuration: 'c-only', claim_0: 'Mallory' }],
+        [`${base}/credentials/${encodeURIComponent(credentialOfC.id)}/status`, { status: 'revoked' }],
+      ];
+      for (const [path, fields] of attempts) {
+        const response = await postForm(world.server, owner, path, { ...fields, csrf_token: csrf.owner });
+        assert.equal(response.status, 404, path);
+      }
+      const configurations = (await c.api('GET', '/v1/issuer/configurations')).body.data;
+      assert.deepEqual(
+        configurations.map((x: { id: string; claims: unknown }) => [x.id, x.claims]),
+        [['c-only', [{ path: ['given_name'] }]]],
+      );
+      const after = (await c.api('GET', '/v1/issuer/credentials')).body.data[0];
+      assert.equal(after.status, 'valid');
+      const offers = (await c.api('GET', '/v1/audit?type=issuer.offer_create')).body.data;
+      assert.equal(offers.length, 1, "no offer was made in C's name");
     });
 
     test('an owner deletes a configuration after confirming', async () => {
