@@ -1,7 +1,7 @@
 // The direction of imports between the folders of src/ (docs/architecture.md), checked by
 // `npm run lint`. Shared cores sit below the protocols and pages; nothing points back up.
 const CORES =
-  '(errors\\.ts|lru\\.ts|log-format\\.ts|periodic\\.ts|http|db|config|keys|storage|bbs|mail|formats|status|clients|users|subclients|options|interaction|trust|telemetry|audit)';
+  '(errors\\.ts|own-members\\.ts|lru\\.ts|log-format\\.ts|periodic\\.ts|http|db|config|keys|storage|bbs|mail|formats|status|clients|users|subclients|options|interaction|trust|telemetry|audit)';
 const PROTOCOLS = '(oidc|credentials|oid4vp|oid4vci|verifier|issuer|federation|accounts|wallet|console)';
 const TOP = '(app\\.ts|server\\.ts|main\\.ts|cli/|backup/|master-key/)';
 

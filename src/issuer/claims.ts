@@ -11,7 +11,7 @@ function valueAt(claims: unknown, path: (string | number | null)[]): unknown {
   for (const step of path) {
     if (step === null) return Array.isArray(current) ? current : undefined;
     if (typeof step === 'number') current = Array.isArray(current) ? current[step] : undefined;
-    else current = isObject(current) ? current[step] : undefined;
+    else current = isObject(current) && Object.hasOwn(current, step) ? current[step] : undefined;
     if (current === undefined) return undefined;
   }
   return current;

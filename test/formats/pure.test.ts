@@ -24,6 +24,23 @@ test('an SD-JWT presentation frame names exactly the pointed-at claims, an objec
   assert.deepEqual(presentationFrameOf({ 'a/b': { 'c~d': 1 } }, ['/a~1b/c~0d']), { 'a/b': { 'c~d': true } });
 });
 
+test("a credential's __proto__ claim, asked for by a verifier, is framed as data and pollutes no prototype", () => {
+  // JSON.parse makes "__proto__" an own member, as a held credential's claims are parsed.
+  const held = JSON.parse('{"__proto__": {"polluted": "yes"}, "given_name": "Ada"}');
+  try {
+    const frame = presentationFrameOf(held, ['/__proto__/polluted', '/given_name']);
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined, 'Object.prototype is untouched');
+    assert.deepEqual(Object.keys(frame).sort(), ['__proto__', 'given_name']);
+    assert.equal(Object.getOwnPropertyDescriptor(frame, '__proto__')?.value?.polluted, true);
+    // An inherited member is not a claim: nothing is framed for it.
+    assert.deepEqual(Object.keys(presentationFrameOf({ given_name: 'Ada' }, ['/constructor/name'])), [
+      'constructor',
+    ]);
+  } finally {
+    delete (Object.prototype as Record<string, unknown>)['polluted'];
+  }
+});
+
 test('did:key (Ed25519, P-256) and did:jwk resolve locally; anything else is refused', () => {
   const ed = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
   const edDid = `did:key:${base58btc.encode(Uint8Array.from([0xed, 0x01, ...Buffer.from(ed.x!, 'base64url')]))}`;

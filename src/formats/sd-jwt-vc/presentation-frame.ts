@@ -1,3 +1,5 @@
+import { ownMember, setMember } from '../../own-members.ts';
+
 /** RFC 6901 reference tokens of a JSON pointer. */
 const tokensOf = (pointer: string) =>
   pointer
@@ -15,13 +17,9 @@ function leavesOf(value: unknown, path: Path): Path[] {
   return entries.flatMap(([key, child]) => leavesOf(child, [...path, key]));
 }
 
-function valueAt(root: unknown, path: Path): unknown {
-  return path.reduce<unknown>(
-    (node, token) =>
-      node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[token] : undefined,
-    root,
-  );
-}
+type Node = Record<string, unknown>;
+
+const valueAt = (root: unknown, path: Path): unknown => path.reduce<unknown>(ownMember, root);
 
 /**
  * The @sd-jwt presentation frame that discloses exactly the claims at these JSON pointers into the
@@ -32,18 +30,19 @@ export function presentationFrameOf(
   claims: Record<string, unknown>,
   pointers: string[],
 ): Record<string, unknown> {
-  const frame: Record<string, unknown> = {};
+  const frame: Node = {};
   for (const pointer of pointers) {
     const path = tokensOf(pointer);
     for (const leaf of leavesOf(valueAt(claims, path), path)) {
-      let node = frame;
+      let node: Node = frame;
       leaf.forEach((token, i) => {
+        const member = ownMember(node, token);
         if (i === leaf.length - 1) {
-          if (node[token] === undefined) node[token] = true;
+          if (member === undefined) setMember(node, token, true);
           return;
         }
-        if (node[token] === undefined || node[token] === true) node[token] = {};
-        node = node[token] as Record<string, unknown>;
+        if (member === undefined || member === true) setMember(node, token, {});
+        node = ownMember(node, token) as Node;
       });
     }
   }

@@ -1,3 +1,4 @@
+import { ownMember, setMember } from '../../own-members.ts';
 import { TrustError } from '../trust-error.ts';
 
 /**
@@ -98,7 +99,8 @@ function readPolicy(raw: unknown, crit: Set<string>, where: string): MetadataPol
   for (const [type, parameters] of Object.entries(raw as Record<string, unknown>)) {
     if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters))
       throw conflict(`${where}.${type}`, 'is not an object');
-    policy[type] = {};
+    const typed: Record<string, ParameterPolicy> = {};
+    setMember(policy, type, typed);
     for (const [name, operators] of Object.entries(parameters as Record<string, unknown>)) {
       const path = `${where}.${type}.${name}`;
       if (operators === null || typeof operators !== 'object' || Array.isArray(operators))
@@ -107,14 +109,14 @@ function readPolicy(raw: unknown, crit: Set<string>, where: string): MetadataPol
       for (const [operator, value] of Object.entries(operators as Record<string, unknown>)) {
         if (isOperator(operator)) {
           checkOperatorValue(operator, value, path);
-          kept[operator] = value;
+          setMember(kept, operator, value);
         } else if (crit.has(operator)) {
           // §6.1.3.2: an operator named critical that is not understood invalidates the chain.
           throw conflict(path, `the critical operator ${operator} is not supported`);
         }
       }
       checkCombination(kept, path);
-      policy[type][name] = kept;
+      setMember(typed, name, kept);
     }
   }
   return policy;
@@ -153,13 +155,13 @@ export function resolvePolicy(policies: unknown[], crit: Set<string>): MetadataP
   policies.forEach((raw, index) => {
     const policy = readPolicy(raw, crit, `metadata_policy[${index}]`);
     for (const [type, parameters] of Object.entries(policy)) {
-      resolved[type] ??= {};
-      const into = resolved[type];
+      if (!Object.hasOwn(resolved, type)) setMember(resolved, type, {});
+      const into = resolved[type] as Record<string, ParameterPolicy>;
       for (const [name, operators] of Object.entries(parameters)) {
         const path = `${type}.${name}`;
-        const current = into[name];
+        const current = ownMember(into, name) as ParameterPolicy | undefined;
         if (!current) {
-          into[name] = { ...operators };
+          setMember(into, name, { ...operators });
           continue;
         }
         for (const [operator, value] of Object.entries(operators)) {
@@ -225,13 +227,13 @@ function applyOperators(name: string, original: unknown, policy: ParameterPolicy
 export function applyPolicy(metadata: Metadata, policy: MetadataPolicy): Metadata {
   const result: Metadata = structuredClone(metadata);
   for (const [type, parameters] of Object.entries(policy)) {
-    const target = result[type];
+    const target = ownMember(result, type) as Record<string, unknown> | undefined;
     // A policy for an entity type the subject does not declare has nothing to apply to.
     if (!target) continue;
     for (const [name, operators] of Object.entries(parameters)) {
-      const value = applyOperators(name, target[name], operators, `${type}.${name}`);
+      const value = applyOperators(name, ownMember(target, name), operators, `${type}.${name}`);
       if (value === undefined) delete target[name];
-      else target[name] = value;
+      else setMember(target, name, value);
     }
   }
   return result;

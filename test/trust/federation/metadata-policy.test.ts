@@ -153,6 +153,38 @@ describe('metadata policy (OpenID Federation 1.0 §6.1)', () => {
     });
   });
 
+  it('parameters named like built-ins (constructor, toString, __proto__) are data: no global object changes', () => {
+    // Statements are parsed JSON: "__proto__" arrives as an own member, as a superior may send it.
+    const anchor = JSON.parse(
+      '{"openid_credential_verifier": {"constructor": {"value": "from the anchor"}, "toString": {"add": ["x"]}, "__proto__": {"value": "a parameter"}}, "__proto__": {"polluted": {"value": 1}}}',
+    );
+    const intermediate = JSON.parse('{"openid_credential_verifier": {"constructor": {"essential": true}}}');
+    const before = {
+      objectKeys: Object.getOwnPropertyNames(Object),
+      prototypeKeys: Object.getOwnPropertyNames(Object.prototype),
+      toStringKeys: Object.getOwnPropertyNames(Object.prototype.toString),
+    };
+    const policy = resolvePolicy([anchor, intermediate], new Set());
+    const resolved = applyPolicy(
+      JSON.parse('{"openid_credential_verifier": {"client_name": "Shop", "toString": ["y"]}}'),
+      policy,
+    );
+    assert.deepEqual(
+      {
+        objectKeys: Object.getOwnPropertyNames(Object),
+        prototypeKeys: Object.getOwnPropertyNames(Object.prototype),
+        toStringKeys: Object.getOwnPropertyNames(Object.prototype.toString),
+      },
+      before,
+      'no built-in gained a member',
+    );
+    const verifier = resolved['openid_credential_verifier'] as Record<string, unknown>;
+    assert.equal(Object.getOwnPropertyDescriptor(verifier, 'constructor')?.value, 'from the anchor');
+    assert.deepEqual(Object.getOwnPropertyDescriptor(verifier, 'toString')?.value, ['y', 'x']);
+    assert.equal(Object.getOwnPropertyDescriptor(verifier, '__proto__')?.value, 'a parameter');
+    assert.equal(Object.getPrototypeOf(verifier), Object.prototype, 'the metadata keeps its prototype');
+  });
+
   it('a policy for an entity type the subject does not declare changes nothing', () => {
     const policy = resolvePolicy([{ openid_credential_issuer: { p: { essential: true } } }], new Set());
     assert.deepEqual(applyPolicy({ federation_entity: {} }, policy), { federation_entity: {} });
