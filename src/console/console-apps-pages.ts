@@ -36,8 +36,8 @@ function registrationFields(prefix: string, values: Record<string, string>): str
   return `${area('redirect_uris', 'Redirect URIs', 'One a line, matched exactly: where people return after logging in.')}
 ${area('post_logout_redirect_uris', 'Post-logout redirect URIs', 'One a line: where signing out may return. May be empty.')}
 <fieldset><legend>Refresh tokens</legend>
-<div><input type="radio" id="${prefix}-refresh-no" name="refresh_token" value="no"${refresh ? '' : ' checked'}><label for="${prefix}-refresh-no">No: people log in again when the access token ends</label></div>
-<div><input type="radio" id="${prefix}-refresh-yes" name="refresh_token" value="yes"${refresh ? ' checked' : ''}><label for="${prefix}-refresh-yes">Yes: the app may use the refresh_token grant</label></div>
+<div class="check"><input type="radio" id="${prefix}-refresh-no" name="refresh_token" value="no"${refresh ? '' : ' checked'}><label for="${prefix}-refresh-no">No: people log in again when the access token ends</label></div>
+<div class="check"><input type="radio" id="${prefix}-refresh-yes" name="refresh_token" value="yes"${refresh ? ' checked' : ''}><label for="${prefix}-refresh-yes">Yes: the app may use the refresh_token grant</label></div>
 </fieldset>`;
 }
 
@@ -56,7 +56,7 @@ function ownerForms(ctx: ConsolePageContext, app: AppRegistration, problem?: App
     ? `<p><a href="${action}/rotate">Rotate the client secret of ${escapeHtml(app.name)}…</a></p>`
     : '';
   const walletOn = app.verifier
-    ? `<div><input type="radio" id="app-${id}-wallet-on" name="wallet_login" value="on"${app.wallet_login ? ' checked' : ''}><label for="app-${id}-wallet-on">On, with this configuration</label></div>
+    ? `<div class="check"><input type="radio" id="app-${id}-wallet-on" name="wallet_login" value="on"${app.wallet_login ? ' checked' : ''}><label for="app-${id}-wallet-on">On, with this configuration</label></div>
 <div><label for="app-${id}-wallet-json">Configuration (JSON)</label><p class="hint" id="app-${id}-wallet-hint">As the file of <code>coffer client set --wallet-login</code>: {"dcql_query": …, "account_claim": ["email"], "trusted_issuers": […]}. The query must ask for the account claim.</p>
 <textarea id="app-${id}-wallet-json" name="wallet_login_json" rows="6" aria-describedby="app-${id}-wallet-hint">${escapeHtml(problem?.appId === id ? (problem.values['wallet_login_json'] ?? '') : '')}</textarea></div>`
     : `<p class="hint">To offer it, this client must be a verifier first: the verifier page turns that on.</p>`;
@@ -68,7 +68,7 @@ ${registrationFields(`app-${id}`, values)}
 </form>${rotate}
 <form class="fields" method="post" action="${action}/wallet-login">${token(ctx)}
 <fieldset><legend>Log-in with a wallet</legend>
-<div><input type="radio" id="app-${id}-wallet-off" name="wallet_login" value="off"${app.wallet_login ? '' : ' checked'}><label for="app-${id}-wallet-off">Off</label></div>
+<div class="check"><input type="radio" id="app-${id}-wallet-off" name="wallet_login" value="off"${app.wallet_login ? '' : ' checked'}><label for="app-${id}-wallet-off">Off</label></div>
 ${walletOn}</fieldset>
 <div class="actions"><button type="submit">Save wallet log-in</button></div>
 </form></details>`;
@@ -110,8 +110,8 @@ ${problemOf(ctx.problem, 'new')}
 <div><label for="new-app-name">Name</label><input id="new-app-name" name="name" required maxlength="100" value="${escapeHtml(values['name'] ?? '')}"></div>
 ${registrationFields('new-app', values)}
 <fieldset><legend>Kind</legend>
-<div><input type="radio" id="new-app-confidential" name="kind" value="confidential"${confidential ? ' checked' : ''}><label for="new-app-confidential">Confidential: a server that keeps a client secret</label></div>
-<div><input type="radio" id="new-app-public" name="kind" value="public"${confidential ? '' : ' checked'}><label for="new-app-public">Public: a native or browser app, no secret, PKCE</label></div>
+<div class="check"><input type="radio" id="new-app-confidential" name="kind" value="confidential"${confidential ? ' checked' : ''}><label for="new-app-confidential">Confidential: a server that keeps a client secret</label></div>
+<div class="check"><input type="radio" id="new-app-public" name="kind" value="public"${confidential ? '' : ' checked'}><label for="new-app-public">Public: a native or browser app, no secret, PKCE</label></div>
 </fieldset>
 <div class="actions"><button type="submit">Create app</button></div>
 </form></section>`;
