@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { findClient } from '../../src/clients/client-repository.ts';
 import { OIDC_PATHS } from '../../src/oidc/discovery.ts';
+import { coffer } from '../helpers/cli.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { addAdmin, consoleLogin, formToken, getPage, postForm } from './console-helpers.ts';
@@ -165,7 +166,7 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(event?.targets['client_id'], clientId);
     });
 
-    test('wallet log-in needs a verifier and a valid configuration; off always works', async () => {
+    test('wallet log-in: refused until the app is a verifier, then on with the CLI’s configuration, then off', async () => {
       const { clientId } = await ownerCreates({ ...NEW_APP, name: 'Wallet app' });
       const token = await formToken(server, owner, tenantA.clientId);
       const path = `${appsOf(tenantA.clientId)}/${clientId}/wallet-login`;
@@ -175,6 +176,30 @@ for (const kind of DATABASE_KINDS) {
         csrf_token: token,
       });
       assert.equal(on.status, 400, 'checked as the CLI checks it');
+      // Once the app is a verifier, the console takes what `coffer client set --wallet-login` takes.
+      const enabled = await coffer(server, 'verifier', 'enable', '--client', String(clientId));
+      assert.equal(enabled.code, 0, enabled.stderr);
+      const query = {
+        credentials: [
+          {
+            id: 'pid',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: ['urn:eudi:pid:1'] },
+            claims: [{ path: ['email'] }],
+          },
+        ],
+      };
+      const turnedOn = await postForm(server, owner, path, {
+        wallet_login: 'on',
+        wallet_login_json: JSON.stringify({ dcql_query: query, account_claim: ['email'] }),
+        csrf_token: token,
+      });
+      assert.equal(turnedOn.status, 303, await turnedOn.clone().text());
+      const stored = JSON.parse((await findClient(server.database.db, clientId))!.wallet_login!);
+      assert.deepEqual(stored.account_claim, ['email']);
+      const [event] = await events('client.update');
+      assert.equal(event?.actor, `admin:${ownerId}`);
+      assert.equal(event?.targets['client_id'], clientId);
       const off = await postForm(server, owner, path, { wallet_login: 'off', csrf_token: token });
       assert.equal(off.status, 303);
       assert.equal((await findClient(server.database.db, clientId))?.wallet_login, null);
