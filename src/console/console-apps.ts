@@ -34,11 +34,16 @@ function walletLoginOf(json: string | null): AppRegistration['wallet_login'] {
 
 /**
  * The apps a client speaks for: itself and, for a master, its sub-clients (the first 100), the
- * same clients its API token reaches. Read only: the API gives no client a way to change its
- * registration, so the console shows the operator's command instead (console-apps-pages.ts).
+ * same clients its API token reaches. An owner changes them in the console (console-apps-acts.ts);
+ * the API gives no client a way to.
  */
-export async function appsOf(db: Kysely<Database>, caller: ApiCaller): Promise<AppRegistration[]> {
-  const rows = await db
+export async function appsOf(
+  db: Kysely<Database>,
+  caller: ApiCaller,
+  /** Only this one, when the caller reaches it. */
+  onlyId?: number,
+): Promise<AppRegistration[]> {
+  let query = db
     .selectFrom('clients')
     .select([
       'client_id',
@@ -58,8 +63,9 @@ export async function appsOf(db: Kysely<Database>, caller: ApiCaller): Promise<A
         : eb('client_id', '=', caller.clientId),
     )
     .orderBy('client_id')
-    .limit(101)
-    .execute();
+    .limit(101);
+  if (onlyId !== undefined) query = query.where('client_id', '=', onlyId);
+  const rows = await query.execute();
   return rows.map((row) => ({
     client_id: row.client_id,
     name: row.name,

@@ -32,6 +32,13 @@ form.fields { display: grid; grid-template-columns: repeat(auto-fit, minmax(14re
 form.fields .actions { grid-column: 1 / -1; }
 ul.choices { list-style: none; padding: 0; }
 ul.choices a { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }
+textarea, select { box-sizing: border-box; width: 100%; font: inherit; padding: 0.6rem; border: 1px solid #6b7280; border-radius: 4px; background: #fff; }
+textarea { min-height: 6rem; }
+.check label { display: inline; font-weight: 600; }
+.check input { width: auto; min-width: 24px; min-height: 24px; margin-right: 0.5rem; vertical-align: middle; }
+fieldset { border: 0; padding: 0; margin: 0.5rem 0; }
+legend { font-weight: 600; margin: 0.5rem 0 0.25rem; }
+.check { margin: 0.25rem 0; }
 .notice { border-left: 4px solid #166534; padding: 0.5rem 0.75rem; background: #f0fdf4; }
 .qr { display: block; width: 100%; max-width: 18rem; height: auto; margin: 1rem 0; }
 .error-summary { border-left: 4px solid #b00020; padding: 0.5rem 0.75rem; background: #fef2f2; }

@@ -470,7 +470,12 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     async (_request, reply) => renderConsoleSignedOut({ cspNonce: startPage(reply) }),
   );
 
-  await app.register(consoleAppsRoutes, { guards, db });
+  await app.register(consoleAppsRoutes, {
+    guards,
+    db,
+    cipher: deps.users.cipher,
+    audit: deps.subClients.audit,
+  });
   await app.register(consoleUsersRoutes, { guards, users: deps.users, erasure: deps.erasure });
   await app.register(consoleIssuerRoutes, { guards, issuer: deps.issuer });
   await app.register(consoleVerifierRoutes, { guards, verifier: deps.verifier });

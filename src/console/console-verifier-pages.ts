@@ -13,10 +13,6 @@ import { CREDENTIAL_FORMATS, fieldOfPath, type VerifierFormValues } from './cons
 
 const STYLE = `
 dd, p, li { overflow-wrap: anywhere; }
-textarea, select { box-sizing: border-box; width: 100%; font: inherit; padding: 0.6rem; border: 1px solid #6b7280; border-radius: 4px; background: #fff; }
-textarea { min-height: 6rem; }
-.check label { display: inline; font-weight: 600; }
-.check input { width: auto; min-width: 24px; min-height: 24px; margin-right: 0.5rem; vertical-align: middle; }
 .qr { display: block; width: 100%; max-width: 18rem; height: auto; margin: 1rem 0; }
 .link { overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: 0.9rem; }
 .open { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }

@@ -3032,6 +3032,56 @@ describe('hostile input: every endpoint answers 4xx with the error body, never 5
     );
   });
 
+  test("the console's app writes: hostile app ids, URIs, kinds and wallet log-in forms", async () => {
+    // A master of its own, so that the apps created and the secrets rotated here touch no other block.
+    const tenant = await server.createMaster('Fuzz apps');
+    await addAdmin(server, tenant.clientId, { email: 'fuzz.apps@example.org' }, 'owner');
+    const { cookie } = await consoleLogin(server, 'fuzz.apps@example.org');
+    const token = await formToken(server, cookie, tenant.clientId);
+    const appId = fc.oneof(fc.constantFrom(String(tenant.clientId), String(masterId), '0', '99999'), nasty);
+    await check(
+      fc.asyncProperty(appId, async (id) =>
+        send({
+          method: 'GET',
+          path: `/console/clients/${tenant.clientId}/apps/${encodeURIComponent(id.toWellFormed())}/rotate`,
+          headers: { cookie: asHeader(cookie), accept: 'text/html' },
+        }),
+      ),
+      runs(100),
+    );
+    const validApp = {
+      csrf_token: token,
+      name: 'Fuzz app',
+      redirect_uris: 'https://fuzz.example/cb\nhttps://fuzz.example/cb2',
+      post_logout_redirect_uris: 'https://fuzz.example/bye',
+      kind: 'confidential',
+      refresh_token: 'yes',
+      confirm: 'rotate',
+      wallet_login: 'on',
+      wallet_login_json: '{"dcql_query":{"credentials":[]},"account_claim":["email"]}',
+    };
+    await check(
+      fc.asyncProperty(
+        mutated(validApp),
+        fc.boolean(),
+        appId,
+        fc.constantFrom('', '/rotate', '/wallet-login', null),
+        async (body, asForm, id, at) =>
+          send({
+            method: 'POST',
+            path: `/console/clients/${tenant.clientId}/apps${at === null ? '' : `/${encodeURIComponent(id.toWellFormed())}${at}`}`,
+            headers: {
+              cookie: asHeader(cookie),
+              origin: server.url,
+              'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json',
+            },
+            body: asForm ? formOf(body) : JSON.stringify(body),
+          }),
+      ),
+      runs(400),
+    );
+  });
+
   test('malformed bodies, wrong media types, deep nesting and oversized headers', async () => {
     const targets = [
       ['POST', '/v1/sub_client'],
