@@ -24,7 +24,7 @@ import * as federationVerifiers from './migrations/0020-federation-verifiers.ts'
 import * as audit from './migrations/0021-audit.ts';
 import * as scaleIndexes from './migrations/0022-scale-indexes.ts';
 import * as consoleAdmins from './migrations/0023-console-admins.ts';
-import * as issuerSweepIndexes from './migrations/0025-issuer-sweep-indexes.ts';
+import * as issuerSweepIndexes from './migrations/0024-issuer-sweep-indexes.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -52,8 +52,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0021-audit': { up: audit.up(dialect) },
     '0022-scale-indexes': { up: scaleIndexes.up() },
     '0023-console-admins': { up: consoleAdmins.up(dialect) },
-    // 0024 is left to the console apps branch, built at the same time.
-    '0025-issuer-sweep-indexes': { up: issuerSweepIndexes.up() },
+    '0024-issuer-sweep-indexes': { up: issuerSweepIndexes.up() },
   };
 }
 

@@ -440,7 +440,7 @@ export const insertUsedCNonce = async (
  */
 export async function sweepExpired(db: Kysely<Database>, now: Date, batch = SWEEP_BATCH): Promise<void> {
   const nowIso = now.toISOString();
-  // Batches through the (status, expires_at) index of migration 0025: linear in the expired
+  // Batches through the (status, expires_at) index of migration 0024: linear in the expired
   // offers, never in the table, and each UPDATE is short.
   await untilShort(batch, async () => {
     const result = await db
