@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { AuditContext } from '../audit/audit-events.ts';
 import { CofferError } from '../errors.ts';
 import { startPage } from '../interaction/page-chrome.ts';
 import { ClientId } from '../subclients/subclient-schemas.ts';
@@ -61,6 +62,33 @@ export const consoleAppsRoutes: FastifyPluginAsyncTypebox<ConsoleAppsDeps> = asy
       canWrite: true,
       problem: { ...problem, message: error.message, details: error.details },
     });
+  }
+
+  /**
+   * A change to one app's registration from its form: an owner of a client that reaches the app,
+   * the form again with the reason when refused, else 303 to the apps page.
+   */
+  async function changeApp(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    params: { clientId: number; appId: number },
+    body: Record<string, string>,
+    act: (
+      deps: ConsoleAppsActDeps,
+      appId: number,
+      body: Record<string, string>,
+      context: AuditContext,
+    ) => Promise<void>,
+  ) {
+    const at = await guards.actingAdmin(request, body, params.clientId, 'apps');
+    const target = await reachableApp(db, at.admin, params.appId);
+    try {
+      await act(deps, target.client_id, body, adminContext(at.admin, request.id));
+    } catch (error) {
+      return refused(request, reply, error, at, { appId: target.client_id, values: body });
+    }
+    reply.header('cache-control', 'no-store');
+    return reply.redirect(`${appsPath(at.admin)}?updated=${target.client_id}`, 303);
   }
 
   app.get(
@@ -129,17 +157,7 @@ export const consoleAppsRoutes: FastifyPluginAsyncTypebox<ConsoleAppsDeps> = asy
         body: FormBody,
       },
     },
-    async (request, reply) => {
-      const at = await guards.actingAdmin(request, request.body, request.params.clientId, 'apps');
-      const target = await reachableApp(db, at.admin, request.params.appId);
-      try {
-        await updateApp(deps, target.client_id, request.body, adminContext(at.admin, request.id));
-      } catch (error) {
-        return refused(request, reply, error, at, { appId: target.client_id, values: request.body });
-      }
-      reply.header('cache-control', 'no-store');
-      return reply.redirect(`${appsPath(at.admin)}?updated=${target.client_id}`, 303);
-    },
+    (request, reply) => changeApp(request, reply, request.params, request.body, updateApp),
   );
 
   app.post(
@@ -154,17 +172,7 @@ export const consoleAppsRoutes: FastifyPluginAsyncTypebox<ConsoleAppsDeps> = asy
         body: WalletBody,
       },
     },
-    async (request, reply) => {
-      const at = await guards.actingAdmin(request, request.body, request.params.clientId, 'apps');
-      const target = await reachableApp(db, at.admin, request.params.appId);
-      try {
-        await setAppWalletLogin(deps, target.client_id, request.body, adminContext(at.admin, request.id));
-      } catch (error) {
-        return refused(request, reply, error, at, { appId: target.client_id, values: request.body });
-      }
-      reply.header('cache-control', 'no-store');
-      return reply.redirect(`${appsPath(at.admin)}?updated=${target.client_id}`, 303);
-    },
+    (request, reply) => changeApp(request, reply, request.params, request.body, setAppWalletLogin),
   );
 
   app.get(
