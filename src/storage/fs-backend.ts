@@ -7,6 +7,7 @@ import type { CID } from 'multiformats/cid';
 import type { BlockBackend, ListedBlock } from './backend.ts';
 import { parseCid } from './cid.ts';
 import { StorageError } from './errors.ts';
+import { createFileSlots } from './file-slots.ts';
 
 const TEMP_SUFFIX = '.tmp';
 
@@ -78,7 +79,11 @@ const TEMPORARY = /^\.[a-z2-7]+\.[0-9a-f-]{36}\.tmp$/;
  * a temporary file in the shard, are fsynced and renamed into place, and the shard is fsynced:
  * after a crash a block file is either complete or absent, never torn.
  */
+/** Concurrent reads, writes and removals of blocks; each holds at most two descriptors at once. */
+const FILE_SLOTS = 256;
+
 export function createFsBackend(dir: string): FsBlockBackend {
+  const inSlot = createFileSlots(FILE_SLOTS);
   async function makeDurableDir(target: string): Promise<void> {
     const first = await mkdir(target, { recursive: true, mode: 0o700 });
     let current = target;
@@ -213,52 +218,55 @@ export function createFsBackend(dir: string): FsBlockBackend {
       }
     },
 
-    async put(cid, bytes) {
-      const { shard, file } = locate(cid);
-      const temp = path.join(shard, `.${path.basename(file)}.${randomUUID()}${TEMP_SUFFIX}`);
-      try {
-        await ensureShards();
-        // Whether the block is there already is asked while the temporary file is written, not
-        // before: both wait for the disk, and a stat queued behind other requests' fsyncs took
-        // milliseconds. A block that exists is left as it is and the temporary file removed.
-        const [present] = await Promise.all([exists(file), writeDurably(temp, bytes)]);
-        // A block written again counts as new for garbage collection, whose grace period is
-        // measured from the file's time; gone meanwhile, it is written as if it never was.
-        if (present && (await touch(file))) {
-          await unlinkFile(temp);
-          return;
+    put: (cid, bytes) =>
+      inSlot(async () => {
+        const { shard, file } = locate(cid);
+        const temp = path.join(shard, `.${path.basename(file)}.${randomUUID()}${TEMP_SUFFIX}`);
+        try {
+          await ensureShards();
+          // Whether the block is there already is asked while the temporary file is written, not
+          // before: both wait for the disk, and a stat queued behind other requests' fsyncs took
+          // milliseconds. A block that exists is left as it is and the temporary file removed.
+          const [present] = await Promise.all([exists(file), writeDurably(temp, bytes)]);
+          // A block written again counts as new for garbage collection, whose grace period is
+          // measured from the file's time; gone meanwhile, it is written as if it never was.
+          if (present && (await touch(file))) {
+            await unlinkFile(temp);
+            return;
+          }
+          // Concurrent writers of the same block rename identical bytes over each other, which is harmless.
+          await renameFile(temp, file);
+          await fsyncDir(shard);
+        } catch (error) {
+          await unlinkFile(temp).catch(() => {});
+          throw error instanceof StorageError ? error : unavailable(dir, error);
         }
-        // Concurrent writers of the same block rename identical bytes over each other, which is harmless.
-        await renameFile(temp, file);
-        await fsyncDir(shard);
-      } catch (error) {
-        await unlinkFile(temp).catch(() => {});
-        throw error instanceof StorageError ? error : unavailable(dir, error);
-      }
-    },
+      }),
 
-    async get(cid) {
-      try {
-        return new Uint8Array(await readFileCallback(locate(cid).file));
-      } catch (error) {
-        if (isMissing(error)) throw new StorageError('block_not_found', `Block ${cid} is not stored.`);
-        throw unavailable(dir, error);
-      }
-    },
+    get: (cid) =>
+      inSlot(async () => {
+        try {
+          return new Uint8Array(await readFileCallback(locate(cid).file));
+        } catch (error) {
+          if (isMissing(error)) throw new StorageError('block_not_found', `Block ${cid} is not stored.`);
+          throw unavailable(dir, error);
+        }
+      }),
 
     has(cid) {
       return exists(locate(cid).file);
     },
 
-    async remove(cid) {
-      const { shard, file } = locate(cid);
-      try {
-        await unlinkFile(file);
-        await fsyncDir(shard);
-      } catch (error) {
-        if (!isMissing(error)) throw unavailable(dir, error);
-      }
-    },
+    remove: (cid) =>
+      inSlot(async () => {
+        const { shard, file } = locate(cid);
+        try {
+          await unlinkFile(file);
+          await fsyncDir(shard);
+        } catch (error) {
+          if (!isMissing(error)) throw unavailable(dir, error);
+        }
+      }),
 
     async check() {
       try {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdir, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { computeCid, createFsBackend, encodeValue } from '../../src/storage/index.ts';
 import { filesUnder, tempDir } from './helpers.ts';
 
@@ -95,4 +97,28 @@ test('check() creates the directory, and fails as backend_unavailable when it ca
   const broken = createFsBackend(path.join(blocker, 'blocks'));
   await assert.rejects(broken.check(), { name: 'StorageError', code: 'backend_unavailable' });
   await assert.rejects(broken.put(cid, bytes), { name: 'StorageError', code: 'backend_unavailable' });
+});
+
+test('thousands of reads at once stay within a small descriptor limit (no EMFILE)', async (t) => {
+  // A person with thousands of credentials, listed by several clients at once, asked for more open
+  // files than the process may hold. A child process with `ulimit -n 1024` shows it on any machine.
+  const dir = path.join(await tempDir(t), 'blocks');
+  const script = `
+    import { computeCid, createFsBackend, encodeValue } from ${JSON.stringify(path.resolve('src/storage/index.ts'))};
+    const backend = createFsBackend(${JSON.stringify(dir)});
+    const blocks = [];
+    for (let i = 0; i < 50; i++) {
+      const bytes = encodeValue({ i });
+      blocks.push({ cid: await computeCid(bytes), bytes });
+    }
+    await Promise.all(blocks.map(({ cid, bytes }) => backend.put(cid, bytes)));
+    const reads = await Promise.all(Array.from({ length: 3000 }, (_, i) => backend.get(blocks[i % 50].cid)));
+    console.log(JSON.stringify({ reads: reads.length, bytes: reads.every((r, i) => r.length === blocks[i % 50].bytes.length) }));
+  `;
+  const { stdout } = await promisify(execFile)(
+    'bash',
+    ['-c', 'ulimit -n 1024 && exec "$0" --input-type=module -e "$1"', process.execPath, script],
+    { cwd: process.cwd() },
+  );
+  assert.deepEqual(JSON.parse(stdout), { reads: 3000, bytes: true });
 });
