@@ -17,8 +17,12 @@ const WALLET_COLUMNS = [
   'users.tenant_id',
 ] as const;
 
-/** Every credential of the given accounts, newest first. */
-export async function findWalletCredentials(db: Kysely<Database>, userIds: number[]) {
+/** The credentials of the given accounts, newest first: all of them, or the newest `limit`. */
+export async function findWalletCredentials(
+  db: Kysely<Database>,
+  userIds: number[],
+  limit: number | null = null,
+) {
   if (userIds.length === 0) return [];
   return db
     .selectFrom('credentials')
@@ -26,7 +30,23 @@ export async function findWalletCredentials(db: Kysely<Database>, userIds: numbe
     .select(WALLET_COLUMNS)
     .where('credentials.user_id', 'in', userIds)
     .orderBy('credentials.credential_pk', 'desc')
+    .$if(limit !== null, (query) => query.limit(limit!))
     .execute();
+}
+
+/** How many credentials each of the given accounts holds (accounts with none are absent). */
+export async function countWalletCredentials(
+  db: Kysely<Database>,
+  userIds: number[],
+): Promise<Map<number, number>> {
+  if (userIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('credentials')
+    .select(['user_id', (eb) => eb.fn.countAll<number | string | bigint>().as('held')])
+    .where('user_id', 'in', userIds)
+    .groupBy('user_id')
+    .execute();
+  return new Map(rows.map((row) => [Number(row.user_id), Number(row.held)]));
 }
 
 export type WalletCredentialRow = Awaited<ReturnType<typeof findWalletCredentials>>[number];

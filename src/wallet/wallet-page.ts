@@ -87,8 +87,10 @@ document.getElementById('confirm-delete').addEventListener('click', async functi
     const item = button.closest('li');
     const name = button.getAttribute('data-name');
     item.remove();
-    const left = document.querySelectorAll('ul.credentials > li').length;
-    document.getElementById('credential-count').textContent = String(left);
+    // The count is of every credential held, not only of those this page shows (CREDENTIALS_SHOWN).
+    const count = document.getElementById('credential-count');
+    const left = Math.max(0, Number(count.textContent) - 1);
+    count.textContent = String(left);
     if (left === 0) document.getElementById('no-credentials').hidden = false;
     statusBox.textContent = name + ' was deleted.';
     document.getElementById('credentials-heading').focus();
@@ -255,8 +257,12 @@ export function renderWalletPage(input: {
 <div id="wallet-status" class="status" role="status" aria-live="polite"></div>
 <noscript><p class="error">Deleting and signing out need JavaScript.</p></noscript>
 <section aria-labelledby="credentials-heading">
-<h2 id="credentials-heading" tabindex="-1">Credentials (<span id="credential-count">${credentials.length}</span>)</h2>
-<p id="no-credentials"${credentials.length ? ' hidden' : ''}>Your wallet holds no credentials.</p>
+<h2 id="credentials-heading" tabindex="-1">Credentials (<span id="credential-count">${input.view.credentialsHeld}</span>)</h2>
+<p id="no-credentials"${credentials.length ? ' hidden' : ''}>Your wallet holds no credentials.</p>${
+    input.view.credentialsHeld > credentials.length
+      ? `\n<p id="credentials-more">This page shows your newest ${credentials.length} of ${input.view.credentialsHeld} credentials. The download below holds all of them.</p>`
+      : ''
+  }
 <ul class="credentials">
 ${credentials.map((c) => credentialItem(c, several)).join('\n')}
 </ul>

@@ -114,7 +114,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRouteDeps> = async (a
       }
       const view = await walletView(deps.wallet, person.accounts);
       if (json) return view;
-      const accounts = await accountsOfPerson(deps.wallet, person.accounts, view);
+      const accounts = await accountsOfPerson(deps.wallet, person.accounts);
       const cspNonce = startPage(reply, logoOriginsOf(view));
       return renderWalletPage({
         view,

@@ -3,6 +3,7 @@ import { type DeletionDeps, deleteCredential } from '../credentials/credential-d
 import { credentialContext } from '../credentials/credential-service.ts';
 import { openIssuerDisplay } from '../credentials/held-credential-contexts.ts';
 import {
+  countWalletCredentials,
   findClientNames,
   findWalletCredential,
   findWalletCredentials,
@@ -69,8 +70,17 @@ export interface WalletCredential {
 /** A history event with the credential's type as a person reads it (as on its card while it is held). */
 export type WalletHistoryEvent = HistoryEvent & { credential: { typeName: string } };
 
+/**
+ * The page shows the newest credentials only: each is a block to read and decrypt, and a person
+ * with thousands (tickets, receipts) would wait seconds for a page nobody scrolls; the export has all.
+ */
+export const CREDENTIALS_SHOWN = 200;
+
 export interface WalletView {
+  /** The newest CREDENTIALS_SHOWN. */
   credentials: WalletCredential[];
+  /** How many the person's accounts hold in all. */
+  credentialsHeld: number;
   /** Newest first, with the apps' names resolved. */
   history: WalletHistoryEvent[];
 }
@@ -133,11 +143,10 @@ async function describe(
 
 /** Every credential of every account of the person, and their history, newest first. */
 export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[]): Promise<WalletView> {
-  const [rows, history] = await Promise.all([
-    findWalletCredentials(
-      deps.db,
-      accounts.map((a) => a.user_id),
-    ),
+  const userIds = accounts.map((a) => a.user_id);
+  const [rows, held, history] = await Promise.all([
+    findWalletCredentials(deps.db, userIds, CREDENTIALS_SHOWN),
+    countWalletCredentials(deps.db, userIds),
     readHistory(deps, accounts),
   ]);
   const clientIds = new Set<number>();
@@ -161,6 +170,7 @@ export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[])
   });
   return {
     credentials,
+    credentialsHeld: [...held.values()].reduce((sum, count) => sum + count, 0),
     history: history.map((event) =>
       named(
         event.kind === 'arrival' && event.from.via === 'api'
@@ -196,12 +206,17 @@ export interface WalletAccount {
 export async function accountsOfPerson(
   deps: Pick<WalletPageDeps, 'db'>,
   accounts: UserIdentity[],
-  view: WalletView,
 ): Promise<WalletAccount[]> {
-  const names = await findClientNames(deps.db, [...new Set(accounts.map((a) => a.tenant_id))]);
+  const [names, held] = await Promise.all([
+    findClientNames(deps.db, [...new Set(accounts.map((a) => a.tenant_id))]),
+    countWalletCredentials(
+      deps.db,
+      accounts.map((a) => a.user_id),
+    ),
+  ]);
   return accounts.map((account) => ({
     key: account.user_id,
     tenant: names.get(account.tenant_id) ?? `tenant ${account.tenant_id}`,
-    credentials: view.credentials.filter((c) => c.account.did === account.did).length,
+    credentials: held.get(account.user_id) ?? 0,
   }));
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { CREDENTIALS_SHOWN } from '../../src/wallet/wallet-service.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import {
   approve,
@@ -157,6 +158,34 @@ for (const kind of DATABASE_KINDS) {
         .where('credential_id', '=', ada.credentialId)
         .execute();
       assert.equal(rows.length, 0);
+    });
+
+    test('more credentials than the page shows: the newest, the count of all, the download for the rest', async () => {
+      const ada = await personWithCredential(world, privateKeyToAccount(generatePrivateKey()));
+      for (let i = 0; i < CREDENTIALS_SHOWN; i += 10)
+        await Promise.all(Array.from({ length: 10 }, () => issueTo(world, ada.did)));
+      const held = CREDENTIALS_SHOWN + 1;
+      const cookie = await openWallet(world.server, ada.account);
+      const wallet = await walletJson(world.server, cookie);
+      assert.equal(wallet.credentialsHeld, held);
+      assert.equal(wallet.credentials.length, CREDENTIALS_SHOWN);
+      assert.ok(
+        !wallet.credentials.some((c: Json) => c.id === ada.credentialId),
+        'the oldest is the one left out',
+      );
+      const html = await (await fetch(`${world.server.url}/wallet`, { headers: { cookie } })).text();
+      assert.ok(html.includes(`Credentials (<span id="credential-count">${held}</span>)`));
+      assert.match(html, new RegExp(`shows your newest ${CREDENTIALS_SHOWN} of ${held} credentials`));
+      assert.equal(html.match(/<h3 id="credential-\d+-title">/g)?.length, CREDENTIALS_SHOWN);
+      assert.match(
+        html,
+        new RegExp(`</strong> · ${held} credentials</span>`),
+        'the account counts all it holds',
+      );
+      const exported = await fetch(`${world.server.url}/wallet/export`, { headers: { cookie } });
+      assert.equal(exported.status, 200);
+      const all = JSON.stringify(await exported.json());
+      assert.ok(all.includes(ada.credentialId), 'the download holds the one the page left out');
     });
 
     test("one person cannot delete another's credential from the page", async () => {
