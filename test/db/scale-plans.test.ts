@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { findWalletCredentials } from '../../src/credentials/held-credential-repository.ts';
+import {
+  countWalletCredentials,
+  findWalletCredentials,
+} from '../../src/credentials/held-credential-repository.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Database } from '../../src/db/schema.ts';
@@ -13,6 +16,8 @@ import {
 } from '../../src/issuer/issuer-repository.ts';
 import { sweepExpiredRows } from '../../src/oidc/expired-rows.ts';
 import { findAccountsOfIdentity } from '../../src/users/user-repository.ts';
+import { dropReadClaims } from '../../src/verifier/verifier-repository.ts';
+import { CREDENTIALS_SHOWN } from '../../src/wallet/wallet-service.ts';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../helpers/databases.ts';
 
 /**
@@ -100,6 +105,13 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
              md5('c' || g) || md5('d' || g), '{"configuration_ids":["diploma"],"offer_id":"' || md5('o' || g) || '","scope":"openid"}',
              ${now} + g
       from generate_series(1, 20000) g`.execute(db);
+    // Requests outlive their claims: most rows here were read and emptied long ago.
+    await sql`insert into verifier_requests (id, client_id, status, request, nonce, state, encryption_key_sealed,
+                                            claims_sealed, created_at, expires_at, first_read_at)
+      select 'vr-' || g, (g % 20) + 1, 'answered', '{}', 'n' || g, 's' || g, 'k',
+             case when g % 100 = 0 then 'sealed' end, '2026-01-01', '2026-01-02',
+             case when g % 3 = 0 then null else '2026-01-01T00:00:00Z' end
+      from generate_series(1, 20000) g`.execute(db);
     await sql`analyze`.execute(db);
   });
   after(async () => {
@@ -121,6 +133,8 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
       )),
       ...(await plansOf(db, () => findWalletCredentials(db, [42]))),
       ...(await plansOf(db, () => findWalletCredentials(db, [42, 7, 8]))),
+      ...(await plansOf(db, () => findWalletCredentials(db, [42, 7, 8], CREDENTIALS_SHOWN))),
+      ...(await plansOf(db, () => countWalletCredentials(db, [42, 7, 8]))),
     ];
     refuseSeqScan(plans, ['users', 'credentials']);
     // An index walked whole (an ordered scan with only a filter) reads the table all the same.
@@ -130,6 +144,12 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
         /Index Scan(?: Backward)? using \w+_pkey on \w+\s+(?:\(cost[^)]*\)\s+)?Filter/,
         plan,
       );
+  });
+
+  test("the verifier's retention sweep: only the requests that still hold claims", async () => {
+    const plans = await plansOf(db, () => dropReadClaims(db, '2026-06-01T00:00:00Z'));
+    refuseSeqScan(plans, ['verifier_requests']);
+    assert.match(plans[0]!, /verifier_requests_claims_read_idx/, plans[0]);
   });
 
   test("an erased account's unfinished offers: by index on issuer_offers.user_id", async () => {
