@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { measure } from './load.ts';
+import { pinClientSide } from './pinning.ts';
 import type { Scenario } from './scenario.ts';
 import {
   credentialList,
@@ -85,6 +86,8 @@ if (names.includes('bbs-2023')) {
   console.log(`${await runBbs2023Benchmark({ iterations: 60, stockIterations: 15 })}\n`);
 }
 const databases = values.db!.split(',') as BenchDatabase[];
+// BENCH_CLIENT_CPUS / BENCH_SERVER_CPUS (bench/pinning.ts): load generator and server on separate cores.
+process.once('exit', pinClientSide());
 if (names.includes('proof-latency')) {
   const { runProofLatencyBenchmark } = await import('./proof-latency.ts');
   for (const database of databases) {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../test/helpers/free-port.ts';
+import { onServerCpus } from './pinning.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -76,7 +77,8 @@ export async function startBenchServer(
   const profile = process.env['BENCH_CPU_PROFILE']
     ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${process.env['BENCH_CPU_PROFILE']}`]
     : [];
-  const child: ChildProcess = spawn(process.execPath, [...profile, path.join(ROOT, 'src/main.ts')], {
+  const [command, args] = onServerCpus(process.execPath, [...profile, path.join(ROOT, 'src/main.ts')]);
+  const child: ChildProcess = spawn(command, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runIssuerBenchmark } from './issuer.ts';
 import { measure } from './load.ts';
+import { serverCpus } from './pinning.ts';
 import { tokenExchangeForm } from './scenarios/oidc.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
 import { runVerifierBenchmark } from './verifier.ts';
@@ -152,8 +153,13 @@ export async function runTelemetryBenchmark(options: {
           const change = ((perSecond - baseline) / baseline) * 100;
           const versus = variant === VARIANTS[0] ? '—' : `${change >= 0 ? '+' : ''}${change.toFixed(1)} %`;
           const cpu = median(measured.map((f) => f.cpuMs));
+          const baseCpu = median(of(VARIANTS[0]!.name).map((f) => f.cpuMs));
+          const cpuRange = `${Math.min(...measured.map((f) => f.cpuMs)).toFixed(3)}–${Math.max(...measured.map((f) => f.cpuMs)).toFixed(3)}`;
+          const cpuChange = ((cpu - baseCpu) / baseCpu) * 100;
+          const cpuVersus =
+            variant === VARIANTS[0] ? '—' : `${cpuChange >= 0 ? '+' : ''}${cpuChange.toFixed(1)} %`;
           rows.push(
-            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${perSecond.toFixed(1)} | ${range} | ${versus} | ${cpu.toFixed(3)} |`,
+            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${perSecond.toFixed(1)} | ${range} | ${versus} | ${cpu.toFixed(3)} | ${cpuRange} | ${cpuVersus} |`,
           );
         }
       });
@@ -164,8 +170,10 @@ export async function runTelemetryBenchmark(options: {
   return [
     `${rounds} interleaved rounds; medians, with the range of the rounds`,
     '',
-    '| workload | db | concurrent | variant | per second | range /s | throughput vs no audit, no tracing | server CPU ms each |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    `server on cores ${serverCpus() ?? 'shared with the load generator'}`,
+    '',
+    '| workload | db | concurrent | variant | per second | range /s | throughput vs no audit, no tracing | server CPU ms each | range ms | CPU vs no audit, no tracing |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
     `spans exported to the sink: ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB of OTLP JSON`,

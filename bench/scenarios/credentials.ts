@@ -42,15 +42,17 @@ export interface Holder {
 }
 
 /** A user of a fresh relying party, logged in (access token), and the claims context registered. */
-export async function prepareHolder(server: BenchServer): Promise<Holder> {
+/**
+ * A holder account at a fresh relying party. Holders share one wallet address unless given their
+ * own, so they are one person, whose wallet page shows every holder's credentials.
+ */
+export async function prepareHolder(
+  server: BenchServer,
+  walletAddress = '0x00000000000000000000000000000000000000c1',
+): Promise<Holder> {
   const seeded = await withServerState(server, async (state) => {
     const client = await createRelyingParty(state);
-    const user = await logInWithWallet(
-      state.users,
-      client.client_id,
-      '0x00000000000000000000000000000000000000c1',
-      1,
-    );
+    const user = await logInWithWallet(state.users, client.client_id, walletAddress, 1);
     await registerContext(state.database.db, BENCH_CONTEXT_URL, JSON.stringify(BENCH_CONTEXT));
     return { client, user, code: await mintCode(state.database.db, client.client_id, user) };
   });
