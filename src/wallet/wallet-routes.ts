@@ -95,7 +95,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRouteDeps> = async (a
         tags,
         summary: "The person's wallet page (HTML); with Accept: application/json its content",
         description:
-          'Without a browser session: a redirect to the log-in. Every credential of every account of the identity that logged in (issuer, type, validity, status, claims) and the history of presentations and arrivals.',
+          'Without a browser session: a redirect to the log-in. The newest 200 credentials of every account of the identity that logged in (issuer, type, validity, status, claims), how many they hold in all (credentialsHeld), and the history of presentations and arrivals.',
       },
     },
     async (request, reply) => {

@@ -141,7 +141,7 @@ async function describe(
   };
 }
 
-/** Every credential of every account of the person, and their history, newest first. */
+/** The newest credentials of every account of the person (CREDENTIALS_SHOWN), how many they hold in all, and their history, newest first. */
 export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[]): Promise<WalletView> {
   const userIds = accounts.map((a) => a.user_id);
   const [rows, held, history] = await Promise.all([
