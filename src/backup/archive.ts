@@ -22,6 +22,8 @@ export type RecordKind = 'M' | 'B' | 'D' | 'E';
 const KINDS = new Set<string>(['M', 'B', 'D', 'E']);
 /** No block is near this; a larger length means a damaged archive, not a block to allocate for. */
 export const MAX_BLOCK_BYTES = 64 * 1024 * 1024;
+/** Bytes gathered before a write to the archive file. */
+const FLUSH_BYTES = 1024 * 1024;
 
 export function archiveError(message: string): CofferError {
   return new CofferError('invalid_request', message);
@@ -42,14 +44,29 @@ export async function createArchive(target: string): Promise<ArchiveWriter> {
   const handle = await open(temp, 'wx', 0o600);
   const hash = createHash('sha256');
   let written = 0;
-  async function write(bytes: Uint8Array): Promise<void> {
-    hash.update(bytes);
+  // Records are gathered up to FLUSH_BYTES before they go to the file: a block is a few kilobytes
+  // with a header of a few dozen bytes, and writing each piece on its own made a backup of 10⁶
+  // blocks 12 million write calls (the scale bench's backup at 10⁶ ran for over half an hour).
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  async function flush(): Promise<void> {
+    if (pendingBytes === 0) return;
+    const bytes = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+    pending = [];
+    pendingBytes = 0;
     let offset = 0;
     while (offset < bytes.length) {
       const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
       offset += bytesWritten;
     }
+  }
+  async function write(bytes: Uint8Array): Promise<void> {
+    hash.update(bytes);
+    // A copy: callers reuse their buffers (addFile's chunk) once this returns.
+    pending.push(Buffer.from(bytes));
+    pendingBytes += bytes.length;
     written += bytes.length;
+    if (pendingBytes >= FLUSH_BYTES) await flush();
   }
   function recordHeader(kind: RecordKind, name: string, length: number): Buffer {
     const nameBytes = Buffer.from(name, 'utf8');
@@ -91,6 +108,7 @@ export async function createArchive(target: string): Promise<ArchiveWriter> {
       const digest = hash.copy().digest();
       await write(recordHeader('E', '', digest.length));
       await write(digest);
+      await flush();
       await handle.sync();
       await handle.close();
       closed = true;
