@@ -396,6 +396,8 @@ export async function runScaleBenchmark(options: {
 
       const scanned = scanReport(scansBefore, await sequentialScans(server));
       if (scanned) notes.add(`sequential scans during the requests at ${size}: ${scanned}`);
+      // The requests' figures before the CLI's runs, which at 10⁶ take most of an hour.
+      console.error(formatTable(options.database, sizes, figures, connections, options.duration, [...notes]));
 
       // The CLI's start (about a second) and the setup's own rows are fixed costs: the growth from the
       // previous size is what scales, so durations and bytes are also given per row added since then.
