@@ -73,15 +73,15 @@ export interface FsBlockBackend extends BlockBackend {
 const SHARD = /^[a-z2-7]{2}$/;
 const TEMPORARY = /^\.[a-z2-7]+\.[0-9a-f-]{36}\.tmp$/;
 
+/** Concurrent reads, writes and removals of blocks; each holds at most two descriptors at once. */
+const FILE_SLOTS = 256;
+
 /**
  * Blocks as files under `dir`, one file per CID, in shard directories named after the CID's
  * next-to-last two characters (as Kubo's flatfs does), so no directory grows huge. Writes go to
  * a temporary file in the shard, are fsynced and renamed into place, and the shard is fsynced:
  * after a crash a block file is either complete or absent, never torn.
  */
-/** Concurrent reads, writes and removals of blocks; each holds at most two descriptors at once. */
-const FILE_SLOTS = 256;
-
 export function createFsBackend(dir: string): FsBlockBackend {
   const inSlot = createFileSlots(FILE_SLOTS);
   async function makeDurableDir(target: string): Promise<void> {
