@@ -52,6 +52,9 @@ const { values } = parseArgs({
   },
 });
 
+// BENCH_CLIENT_CPUS / BENCH_SERVER_CPUS (bench/pinning.ts): load generator and server on separate cores.
+process.once('exit', pinClientSide());
+
 // Not the per-scenario HTTP table: the first two run in this process, oid4vp and oid4vci their own
 // server beside a verifier or an issuer.
 const IN_PROCESS = [
@@ -86,8 +89,6 @@ if (names.includes('bbs-2023')) {
   console.log(`${await runBbs2023Benchmark({ iterations: 60, stockIterations: 15 })}\n`);
 }
 const databases = values.db!.split(',') as BenchDatabase[];
-// BENCH_CLIENT_CPUS / BENCH_SERVER_CPUS (bench/pinning.ts): load generator and server on separate cores.
-process.once('exit', pinClientSide());
 if (names.includes('proof-latency')) {
   const { runProofLatencyBenchmark } = await import('./proof-latency.ts');
   for (const database of databases) {

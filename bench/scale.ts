@@ -254,6 +254,10 @@ export async function runScaleBenchmark(options: {
   const figures: Figures = new Map();
   const notes = new Set<string>();
   const seeded: Array<{ rows: number; accounts: number; credentials: number }> = [];
+  const table = () =>
+    formatTable(options.database, sizes, figures, connections, options.duration, [...notes]);
+  // A 10⁶ run takes hours: the table so far goes to stderr as figures come, so a stopped run keeps it.
+  const tableSoFar = () => console.error(table());
   const put = (name: string, index: number, value: number) => {
     const row = figures.get(name) ?? sizes.map(() => Number.NaN);
     row[index] = value;
@@ -397,7 +401,7 @@ export async function runScaleBenchmark(options: {
       const scanned = scanReport(scansBefore, await sequentialScans(server));
       if (scanned) notes.add(`sequential scans during the requests at ${size}: ${scanned}`);
       // The requests' figures before the CLI's runs, which at 10⁶ take most of an hour.
-      console.error(formatTable(options.database, sizes, figures, connections, options.duration, [...notes]));
+      tableSoFar();
 
       // The CLI's start (about a second) and the setup's own rows are fixed costs: the growth from the
       // previous size is what scales, so durations and bytes are also given per row added since then.
@@ -457,10 +461,9 @@ export async function runScaleBenchmark(options: {
       marginal('block-store bytes', blockBytes, perGrowth);
       put('server RSS MiB', index, await server.rssMiB());
       put('server peak RSS MiB', index, await server.peakRssMiB());
-      // A 10⁶ run takes hours: the table so far goes to stderr after each size, so a stopped run keeps it.
-      console.error(formatTable(options.database, sizes, figures, connections, options.duration, [...notes]));
+      tableSoFar();
     }
-    return formatTable(options.database, sizes, figures, connections, options.duration, [...notes]);
+    return table();
   } finally {
     await server.stop();
     await rm(work, { recursive: true, force: true });

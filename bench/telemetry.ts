@@ -145,21 +145,25 @@ export async function runTelemetryBenchmark(options: {
       }
       WORKLOADS.forEach((workload, i) => {
         const of = (name: string) => figures.get(name)!.map((round) => round[i]!);
-        const baseline = median(of(VARIANTS[0]!.name).map((f) => f.perSecond));
+        const baseline = of(VARIANTS[0]!.name);
         for (const variant of VARIANTS) {
           const measured = of(variant.name);
-          const perSecond = median(measured.map((f) => f.perSecond));
-          const range = `${Math.min(...measured.map((f) => f.perSecond)).toFixed(0)}–${Math.max(...measured.map((f) => f.perSecond)).toFixed(0)}`;
-          const change = ((perSecond - baseline) / baseline) * 100;
-          const versus = variant === VARIANTS[0] ? '—' : `${change >= 0 ? '+' : ''}${change.toFixed(1)} %`;
-          const cpu = median(measured.map((f) => f.cpuMs));
-          const baseCpu = median(of(VARIANTS[0]!.name).map((f) => f.cpuMs));
-          const cpuRange = `${Math.min(...measured.map((f) => f.cpuMs)).toFixed(3)}–${Math.max(...measured.map((f) => f.cpuMs)).toFixed(3)}`;
-          const cpuChange = ((cpu - baseCpu) / baseCpu) * 100;
-          const cpuVersus =
-            variant === VARIANTS[0] ? '—' : `${cpuChange >= 0 ? '+' : ''}${cpuChange.toFixed(1)} %`;
+          // One figure's median, range of the rounds and change against the baseline's median.
+          const column = (pick: (f: Figures) => number, digits: number) => {
+            const values = measured.map(pick);
+            const value = median(values);
+            const base = median(baseline.map(pick));
+            const change = ((value - base) / base) * 100;
+            return [
+              value.toFixed(digits),
+              `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`,
+              variant === VARIANTS[0] ? '—' : `${change >= 0 ? '+' : ''}${change.toFixed(1)} %`,
+            ];
+          };
+          const [perSecond, range, versus] = column((f) => f.perSecond, 1);
+          const [cpu, cpuRange, cpuVersus] = column((f) => f.cpuMs, 3);
           rows.push(
-            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${perSecond.toFixed(1)} | ${range} | ${versus} | ${cpu.toFixed(3)} | ${cpuRange} | ${cpuVersus} |`,
+            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${perSecond} | ${range} | ${versus} | ${cpu} | ${cpuRange} | ${cpuVersus} |`,
           );
         }
       });

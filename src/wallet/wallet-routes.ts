@@ -21,12 +21,7 @@ import type { SessionRow } from '../interaction/session-repository.ts';
 import { findAccountsOfIdentity, findUserById, type UserIdentity } from '../users/user-repository.ts';
 import { exportWallet } from './wallet-export.ts';
 import { logoOriginsOf, renderWalletPage } from './wallet-page.ts';
-import {
-  accountsOfPerson,
-  deleteWalletCredential,
-  type WalletPageDeps,
-  walletView,
-} from './wallet-service.ts';
+import { deleteWalletCredential, type WalletPageDeps, walletContent } from './wallet-service.ts';
 
 export interface WalletRouteDeps {
   wallet: WalletPageDeps;
@@ -112,9 +107,8 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRouteDeps> = async (a
         });
         return reply.redirect(`/interaction/${interactionId}`, 303);
       }
-      const view = await walletView(deps.wallet, person.accounts);
+      const { view, accounts } = await walletContent(deps.wallet, person.accounts);
       if (json) return view;
-      const accounts = await accountsOfPerson(deps.wallet, person.accounts);
       const cspNonce = startPage(reply, logoOriginsOf(view));
       return renderWalletPage({
         view,

@@ -141,15 +141,22 @@ async function describe(
   };
 }
 
-/** The newest credentials of every account of the person (CREDENTIALS_SHOWN), how many they hold in all, and their history, newest first. */
-export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[]): Promise<WalletView> {
+/**
+ * What the wallet page shows: the newest credentials of every account of the person
+ * (CREDENTIALS_SHOWN), how many they hold in all, their history, newest first, and the accounts
+ * with their tenants and counts. One count and one read of client names serve all of it.
+ */
+export async function walletContent(
+  deps: WalletPageDeps,
+  accounts: UserIdentity[],
+): Promise<{ view: WalletView; accounts: WalletAccount[] }> {
   const userIds = accounts.map((a) => a.user_id);
   const [rows, held, history] = await Promise.all([
     findWalletCredentials(deps.db, userIds, CREDENTIALS_SHOWN),
     countWalletCredentials(deps.db, userIds),
     readHistory(deps, accounts),
   ]);
-  const clientIds = new Set<number>();
+  const clientIds = new Set<number>(accounts.map((a) => a.tenant_id));
   for (const row of rows) {
     clientIds.add(row.tenant_id);
     if (row.issuer_client_id !== null) clientIds.add(row.issuer_client_id);
@@ -168,7 +175,7 @@ export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[])
       typeName: typeNames.get(event.credential.id) ?? credentialTypeName({ type: event.credential.types }),
     },
   });
-  return {
+  const view: WalletView = {
     credentials,
     credentialsHeld: [...held.values()].reduce((sum, count) => sum + count, 0),
     history: history.map((event) =>
@@ -178,6 +185,14 @@ export async function walletView(deps: WalletPageDeps, accounts: UserIdentity[])
           : event,
       ),
     ),
+  };
+  return {
+    view,
+    accounts: accounts.map((account) => ({
+      key: account.user_id,
+      tenant: names.get(account.tenant_id) ?? `tenant ${account.tenant_id}`,
+      credentials: held.get(account.user_id) ?? 0,
+    })),
   };
 }
 
@@ -201,22 +216,4 @@ export interface WalletAccount {
   key: number;
   tenant: string;
   credentials: number;
-}
-
-export async function accountsOfPerson(
-  deps: Pick<WalletPageDeps, 'db'>,
-  accounts: UserIdentity[],
-): Promise<WalletAccount[]> {
-  const [names, held] = await Promise.all([
-    findClientNames(deps.db, [...new Set(accounts.map((a) => a.tenant_id))]),
-    countWalletCredentials(
-      deps.db,
-      accounts.map((a) => a.user_id),
-    ),
-  ]);
-  return accounts.map((account) => ({
-    key: account.user_id,
-    tenant: names.get(account.tenant_id) ?? `tenant ${account.tenant_id}`,
-    credentials: held.get(account.user_id) ?? 0,
-  }));
 }
