@@ -139,27 +139,34 @@ export async function startPresentation(
   }
   const request = outcome.request;
   const nowSeconds = Math.floor(deps.requests.now().getTime() / 1000);
-  if (
-    !(await rememberNonce(
-      deps.db,
+  const identity = await identityOfSession(deps, session);
+  // One commit for both: the nonce is spent together with the interaction that answers it.
+  const interactionId = await deps.db.transaction().execute(async (tx) => {
+    const fresh = await rememberNonce(
+      tx,
       request.verifier.clientId,
       request.nonce,
       nowSeconds,
       Math.max(NONCE_MEMORY_SECONDS, (request.expiresAt ?? 0) - nowSeconds + 300),
-    ))
-  ) {
+    );
+    if (!fresh) return null;
+    return startInteraction(
+      { ...deps.interactions, db: tx },
+      {
+        kind: 'consent',
+        clientId: request.verifier.registeredClientId,
+        params: JSON.stringify(request),
+        identity,
+      },
+    );
+  });
+  if (interactionId === null) {
     return answerWithError(
       deps,
       request,
       new Oid4vpError('invalid_request', 'this nonce was used in an earlier request; send a fresh one'),
     );
   }
-  const interactionId = await startInteraction(deps.interactions, {
-    kind: 'consent',
-    clientId: request.verifier.registeredClientId,
-    params: JSON.stringify(request),
-    identity: await identityOfSession(deps, session),
-  });
   return { kind: 'interaction', interactionId };
 }
 

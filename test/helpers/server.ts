@@ -30,6 +30,8 @@ export interface TestServer {
   testDatabase: TestDatabase;
   masterKey: Buffer;
   env: Record<string, string>;
+  /** The outbound client it was started with, which a second instance of it uses too. */
+  outbound: OutboundClient | undefined;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   /** A master client made the way the CLI makes one; returns its id and API token. */
   createMaster(name?: string): Promise<{ clientId: number; token: string }>;
@@ -95,6 +97,7 @@ export async function startTestServer(
     testDatabase,
     masterKey,
     env,
+    outbound: options.outbound,
     bodies,
     request: (method, path, options) => requestAt(url, bodies, method, path, options),
     async createMaster(name = 'Master') {
@@ -125,7 +128,12 @@ export async function startSecondInstance(server: TestServer): Promise<SecondIns
     dataDir: server.testDatabase.dataDir,
     schema: server.testDatabase.schema,
   });
-  const app = await buildApp({ config, database, masterKey: server.masterKey });
+  const app = await buildApp({
+    config,
+    database,
+    masterKey: server.masterKey,
+    ...(server.outbound ? { outbound: server.outbound } : {}),
+  });
   await app.listen({ host: '127.0.0.1', port });
   const url = `http://127.0.0.1:${port}`;
   return {

@@ -137,7 +137,11 @@ export interface Authorized {
 }
 
 /** The browser opens the wallet's authorization endpoint with the verifier's query. */
-export async function authorize(server: TestServer, query: string, cookie?: string): Promise<Authorized> {
+export async function authorize(
+  server: Pick<TestServer, 'url'>,
+  query: string,
+  cookie?: string,
+): Promise<Authorized> {
   const response = await fetch(`${server.url}/v1/oid4vp/authorize?${query}`, {
     redirect: 'manual',
     headers: cookie ? { cookie: cookie.split(';')[0]! } : {},

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startSecondInstance, startTestServer, type TestServer } from '../helpers/server.ts';
 import { makeCertificate, newKeyPair } from './certificates.ts';
 import {
   LDP_VC_FORMATS,
@@ -121,6 +121,27 @@ for (const kind of DATABASE_KINDS) {
       const elsewhere = await x509HashIdentity(await makeCertificate({ subject: 'CN=Another Verifier' }));
       const otherVerifier = await verifier.createRequest({ identity: elsewhere, nonce: first.nonce });
       await startConsent(world.server, otherVerifier.query);
+    });
+
+    test('one nonce sent at once to two instances: one consent starts, every other request is refused', async () => {
+      const second = await startSecondInstance(world.server);
+      try {
+        const first = await verifier.createRequest({ by: 'value' });
+        const replays = await Promise.all(
+          Array.from({ length: 5 }, () => verifier.createRequest({ by: 'value', nonce: first.nonce })),
+        );
+        const all = [first, ...replays];
+        const answers = await Promise.all(
+          all.map((transaction, i) => authorize(i % 2 ? second : world.server, transaction.query)),
+        );
+        const started = answers.filter((a) => a.status === 303 && /^\/interaction\//.test(a.location ?? ''));
+        assert.equal(started.length, 1, 'exactly one request with the nonce starts a consent');
+        all.forEach((transaction, i) => {
+          if (answers[i] !== started[0]) errorAtVerifier(answers[i]!, transaction, 'invalid_request');
+        });
+      } finally {
+        await second.close();
+      }
     });
 
     test('redirect_uri together with direct_post.jwt', async () => {
