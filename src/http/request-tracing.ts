@@ -51,13 +51,15 @@ export function registerRequestTracing(app: FastifyInstance): void {
     if (request.traceContext) context.with(request.traceContext.context, done);
     else done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  // With a callback, not async: no promise per request for a hook that only ends a span.
+  app.addHook('onResponse', (request, reply, done) => {
     const traced = request.traceContext;
-    if (!traced) return;
+    if (!traced?.span.isRecording()) return done();
     traced.span.setAttribute('http.response.status_code', reply.statusCode);
     // The tenant whose credentials called: a client id, which says what each tenant's traffic costs.
     if (request.apiCaller) traced.span.setAttribute('coffer.client_id', request.apiCaller.clientId);
     if (reply.statusCode >= 500) traced.span.setStatus({ code: SpanStatusCode.ERROR });
     traced.span.end();
+    done();
   });
 }

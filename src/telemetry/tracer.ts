@@ -29,6 +29,9 @@ export async function inSpan<T>(
   kind: SpanKind = SpanKind.INTERNAL,
 ): Promise<T> {
   if (!recording) return work();
+  // Under an unsampled request nothing would be kept: skip making spans that are dropped.
+  const active = trace.getSpan(context.active());
+  if (active !== undefined && !active.isRecording()) return work();
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await work();
