@@ -36,6 +36,13 @@ export interface ClosedLoopResult {
   failures: number;
 }
 
+/** An error with its cause: fetch's "fetch failed" says which socket error only in its cause. */
+function describeFailure(error: unknown): string {
+  const cause = (error as Error).cause as { code?: string; message?: string } | undefined;
+  const why = cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : '';
+  return `${(error as Error).message}${why}`;
+}
+
 /**
  * `connections` closed loops that each run `operation` back to back until `durationSeconds`
  * have passed (a round trip per loop at a time, as a browser would). Failures are counted and
@@ -58,7 +65,7 @@ export async function closedLoop(
           latencies.push(performance.now() - started);
         } catch (error) {
           failures++;
-          if (failures <= 3) console.error(`round trip failed: ${(error as Error).message.slice(0, 300)}`);
+          if (failures <= 3) console.error(`round trip failed: ${describeFailure(error).slice(0, 300)}`);
         }
       }
     }),
