@@ -5,6 +5,7 @@ import { measure } from './load.ts';
 import { serverCpus } from './pinning.ts';
 import { tokenExchangeForm } from './scenarios/oidc.ts';
 import { type BenchDatabase, startBenchServer } from './server.ts';
+import { measureSpanCost } from './span-cost.ts';
 import { runVerifierBenchmark } from './verifier.ts';
 
 /**
@@ -130,6 +131,7 @@ export async function runTelemetryBenchmark(options: {
   const rounds = Math.max(1, Number(process.env['BENCH_TELEMETRY_ROUNDS'] ?? 3));
   const sink = await startSpanSink();
   const rows: string[] = [];
+  let spanMicros = Number.NaN;
   try {
     for (const database of options.databases) {
       const figures = new Map<string, Figures[][]>(VARIANTS.map((v) => [v.name, []]));
@@ -168,6 +170,7 @@ export async function runTelemetryBenchmark(options: {
         }
       });
     }
+    spanMicros = await measureSpanCost(sink.url);
   } finally {
     await sink.close();
   }
@@ -181,5 +184,6 @@ export async function runTelemetryBenchmark(options: {
     ...rows,
     '',
     `spans exported to the sink: ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB of OTLP JSON`,
+    `the OpenTelemetry SDK alone (bench/span-cost.ts, in this process): ${spanMicros.toFixed(1)} µs of CPU per span made, batched and exported`,
   ].join('\n');
 }

@@ -1,0 +1,69 @@
+import { context, SpanKind, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+
+/** Spans in each simulated request: a server span and nine statements, as a token exchange has. */
+const SPANS_PER_REQUEST = 10;
+
+/**
+ * What the OpenTelemetry JavaScript SDK itself costs per span, apart from Coffer: CPU time in this
+ * process to make a span, batch it and export it over OTLP/HTTP to `receiver` (the telemetry
+ * bench's sink), with the same attributes Coffer's server and statement spans carry. The provider
+ * is not registered globally, so nothing else in this process is traced.
+ */
+export async function measureSpanCost(receiver: string, requests = 20_000): Promise<number> {
+  const provider = new NodeTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${receiver}/v1/traces` }))],
+  });
+  const tracer = provider.getTracer('coffer');
+  const request = async () => {
+    const root = tracer.startSpan('POST /v2/openidc/token', {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': 'POST',
+        'http.route': '/v2/openidc/token',
+        'coffer.request_id': 'r',
+      },
+    });
+    const parent = trace.setSpan(context.active(), root);
+    for (let i = 1; i < SPANS_PER_REQUEST; i++) {
+      const end = Date.now();
+      tracer
+        .startSpan(
+          'SELECT codes',
+          {
+            kind: SpanKind.CLIENT,
+            startTime: end,
+            attributes: {
+              'db.system.name': 'sqlite',
+              'db.operation.name': 'SELECT',
+              'db.query.summary': 'SELECT codes',
+            },
+          },
+          parent,
+        )
+        .end(end);
+    }
+    root.setAttribute('http.response.status_code', 200);
+    root.end();
+    // A turn of the loop per request, as a server has: the batch processor's timer and the
+    // exporter's socket run in between.
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  try {
+    for (let i = 0; i < requests / 4; i++) await request();
+    await provider.forceFlush();
+    const before = process.cpuUsage();
+    for (let i = 0; i < requests; i++) await request();
+    await provider.forceFlush();
+    const used = process.cpuUsage(before);
+    const idle = process.cpuUsage();
+    for (let i = 0; i < requests; i++) await new Promise((resolve) => setImmediate(resolve));
+    const loop = process.cpuUsage(idle);
+    const micros = used.user + used.system - (loop.user + loop.system);
+    return micros / (requests * SPANS_PER_REQUEST);
+  } finally {
+    await provider.shutdown();
+  }
+}
