@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
+import { context, TraceFlags, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { createOutboundClient } from '../../src/http/outbound.ts';
@@ -18,22 +19,31 @@ provider.register();
 setTracingEnabled(true);
 after(() => provider.shutdown());
 
-test('an outbound request is a client span under the active one, naming its host only', async () => {
+let port: number;
+let server: ReturnType<typeof createServer> | undefined;
+let outbound: ReturnType<typeof createOutboundClient>;
+const received: Array<string | undefined> = [];
+
+before(async () => {
   const ca = await makeCertificate({ subject: 'CN=Outbound Test CA', ca: true });
   const leaf = await makeCertificate({ subject: 'CN=127.0.0.1', issuer: ca, ipAddresses: ['127.0.0.1'] });
-  const received: Array<string | undefined> = [];
-  const server = createServer(
+  server = createServer(
     { key: await privateKeyPem(leaf.keys.privateKey), cert: leaf.pem },
     (request, response) => {
       received.push(request.headers.traceparent as string | undefined);
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     },
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const port = (server.address() as AddressInfo).port;
-  const outbound = createOutboundClient({ allowPrivateTargets: true, ca: ca.pem });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+  outbound = createOutboundClient({ allowPrivateTargets: true, ca: ca.pem });
+});
 
+after(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+test('an outbound request is a client span under the active one, naming its host only', async () => {
+  received.length = 0;
+  exporter.reset();
   const answer = await inSpan('a request being served', {}, () =>
     outbound({ method: 'GET', url: `https://127.0.0.1:${port}/requests/person-42?token=s3cret` }),
   );
@@ -51,4 +61,20 @@ test('an outbound request is a client span under the active one, naming its host
     received[0] ?? '',
     new RegExp(`^00-${client.spanContext().traceId}-${client.spanContext().spanId}-01$`),
   );
+});
+
+test('under an unsampled request no span is made, and the peer is told it is not sampled', async () => {
+  received.length = 0;
+  exporter.reset();
+  const unsampled = trace.wrapSpanContext({
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    spanId: 'b7ad6b7169203331',
+    traceFlags: TraceFlags.NONE,
+  });
+  const answer = await context.with(trace.setSpan(context.active(), unsampled), () =>
+    inSpan('a crypto job', {}, () => outbound({ method: 'GET', url: `https://127.0.0.1:${port}/x` })),
+  );
+  assert.equal(answer.status, 200);
+  assert.deepEqual(exporter.getFinishedSpans(), [], 'nothing is recorded below an unsampled request');
+  assert.equal(received[0], '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00');
 });
