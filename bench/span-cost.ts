@@ -9,8 +9,9 @@ const SPANS_PER_REQUEST = 10;
 /**
  * What the OpenTelemetry JavaScript SDK itself costs per span, apart from Coffer: CPU time in this
  * process to make a span, batch it and export it over OTLP/HTTP to `receiver` (the telemetry
- * bench's sink), with the same attributes Coffer's server and statement spans carry. The provider
- * is not registered globally, so nothing else in this process is traced.
+ * bench's sink, whose reading of the bytes runs in this process too and is counted), with the
+ * same attributes Coffer's server and statement spans carry. The provider is not registered
+ * globally, so nothing else in this process is traced.
  */
 export async function measureSpanCost(receiver: string, requests = 20_000): Promise<number> {
   const provider = new NodeTracerProvider({
