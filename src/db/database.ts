@@ -6,7 +6,7 @@ import type { Dialect } from './dialect.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import { registerRelaxedSession } from './relaxed-session.ts';
 import type { Database } from './schema.ts';
-import { statementTracing } from './statement-tracing.ts';
+import { withStatementTracing } from './statement-tracing.ts';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -44,8 +44,7 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
       // An idle client's error (e.g. the server restarting) must not crash the process.
       pool.on('error', () => {});
       return new Kysely<Database>({
-        dialect: new PostgresDialect({ pool }),
-        ...statementTracing('postgresql'),
+        dialect: withStatementTracing(new PostgresDialect({ pool }), 'postgresql'),
       });
     };
     const searchPath = options.schema ? [`-c search_path=${options.schema}`] : [];
@@ -72,8 +71,7 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   mkdirSync(options.dataDir, { recursive: true });
   const database = openNodeSqlite(path.join(options.dataDir, 'coffer.sqlite'));
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database }),
-    ...statementTracing('sqlite'),
+    dialect: withStatementTracing(new SqliteDialect({ database }), 'sqlite'),
   });
   return {
     db,
