@@ -1,4 +1,12 @@
-import type { DatabaseConnection, Driver, Dialect as KyselyDialect } from 'kysely';
+import type { Attributes } from '@opentelemetry/api';
+import type {
+  AbortableOperationOptions,
+  CompiledQuery,
+  DatabaseConnection,
+  Driver,
+  Dialect as KyselyDialect,
+} from 'kysely';
+import { createLru } from '../lru.ts';
 import { recordFinishedSpan, tracingActive, tracingEnabled } from '../telemetry/tracer.ts';
 
 type SystemName = 'sqlite' | 'postgresql';
@@ -23,19 +31,14 @@ export function statementSummary(sqlText: string): { operation: string; summary:
  * of its own. (Kysely's `log` option timed and awaited a logger around every statement, sampled or
  * not: about 3 µs of an unsampled token exchange.)
  */
-function traceStatements(connection: DatabaseConnection, system: SystemName): void {
+function traceStatements(connection: DatabaseConnection, spanOf: (sqlText: string) => StatementSpan): void {
   const execute = connection.executeQuery.bind(connection);
   connection.executeQuery = <R>(query: CompiledQuery, options?: AbortableOperationOptions) => {
     if (!tracingActive()) return execute<R>(query, options);
     const started = performance.now();
     const record = (error?: unknown) => {
-      const { operation, summary } = statementSummary(query.sql);
-      recordFinishedSpan(
-        summary,
-        { 'db.system.name': system, 'db.operation.name': operation, 'db.query.summary': summary },
-        performance.now() - started,
-        error,
-      );
+      const { summary, attributes } = spanOf(query.sql);
+      recordFinishedSpan(summary, attributes, performance.now() - started, error);
     };
     return execute<R>(query, options).then(
       (result) => {
@@ -50,15 +53,43 @@ function traceStatements(connection: DatabaseConnection, system: SystemName): vo
   };
 }
 
+interface StatementSpan {
+  summary: string;
+  attributes: Attributes;
+}
+
+/**
+ * A statement's span name and attributes by its text. Coffer's statements are a few hundred
+ * texts (values are parameters), so each is summarised once rather than at every run.
+ */
+function statementSpans(system: SystemName): (sqlText: string) => StatementSpan {
+  const known = createLru<string, StatementSpan>(1024);
+  return (sqlText) => {
+    let span = known.get(sqlText);
+    if (span === undefined) {
+      const { operation, summary } = statementSummary(sqlText);
+      const attributes = {
+        'db.system.name': system,
+        'db.operation.name': operation,
+        'db.query.summary': summary,
+      };
+      span = { summary, attributes };
+      known.set(sqlText, span);
+    }
+    return span;
+  };
+}
+
 /** The driver as it is, its connections' statements traced (each connection wrapped once). */
 function tracedDriver(driver: Driver, system: SystemName): Driver {
   const traced = new WeakSet<DatabaseConnection>();
+  const spanOf = statementSpans(system);
   const wrapper: Driver = {
     init: (options) => driver.init(options),
     acquireConnection: async (options) => {
       const connection = await driver.acquireConnection(options);
       if (!traced.has(connection)) {
-        traceStatements(connection, system);
+        traceStatements(connection, spanOf);
         traced.add(connection);
       }
       return connection;
