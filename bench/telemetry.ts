@@ -1,22 +1,34 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runIssuerBenchmark } from './issuer.ts';
+import { cofferTarget, preAuthorizedIssuance, proofKeys } from './issuer.ts';
 import { measure } from './load.ts';
 import { serverCpus } from './pinning.ts';
 import { tokenExchangeForm } from './scenarios/oidc.ts';
-import { type BenchDatabase, startBenchServer } from './server.ts';
+import { type BenchDatabase, type BenchServer, startBenchServer } from './server.ts';
 import { measureSpanCost } from './span-cost.ts';
-import { runVerifierBenchmark } from './verifier.ts';
+import { closedLoop, WARM_UP_SECONDS } from './timing.ts';
+import { prepareVerifier, sdJwtKind } from './verifier.ts';
 
 /**
  * What the audit trail and telemetry cost (issue 42): the token exchange, a pre-authorized
  * issuance and a verifier round trip (dc+sd-jwt), each without the audit trail, with it (the
  * default), and with tracing on (every span, and 5 % sampled), side by side in one run. "On" exports
- * every span over OTLP/HTTP to a receiver in this process that reads and drops them, so the cost
- * includes making, batching and sending spans. Throughput at `connections`, server CPU per act.
+ * spans over OTLP/HTTP to a receiver in this process that reads and drops them, so the cost
+ * includes making, batching and sending spans.
+ *
+ * For each workload a server per variant runs at once, warmed, and the load goes to one at a time
+ * in short slices, the variants in turn (BENCH_TELEMETRY_ROUNDS turns, `duration` seconds per
+ * variant in all). Measured one after another, minutes apart, the same variant's CPU per act
+ * swung by ±20 % on a shared host; in slices seconds apart, every variant meets the same machine.
+ * A server's CPU per act is its process's CPU over the whole sliced period (so spans it exports
+ * after its slice count) over the acts of its slices; idle, a server spends next to nothing.
  */
 interface Figures {
-  perSecond: number;
+  /** Acts per second of each slice. */
+  perSecond: number[];
+  /** Server CPU ms per act of each slice, work deferred past the slice not included. */
+  sliceCpuMs: number[];
+  /** Server CPU ms per act over the whole period. */
   cpuMs: number;
 }
 
@@ -56,126 +68,159 @@ async function startSpanSink() {
   };
 }
 
-async function tokenFigures(
-  database: BenchDatabase,
-  env: Record<string, string>,
-  connections: number,
-  duration: number,
-): Promise<Figures> {
-  const server = await startBenchServer(database, env);
-  try {
-    const request = await tokenExchangeForm.prepare(server);
-    const url = server.url + request.path;
-    await measure({ ...request, url, connections, duration: 2 });
-    const before = await server.cpuMicros();
-    const result = await measure({ ...request, url, connections, duration });
-    return {
-      perSecond: result.requestsPerSecond,
-      cpuMs: ((await server.cpuMicros()) - before) / 1000 / Math.max(result.total, 1),
-    };
-  } finally {
-    await server.stop();
-  }
+/** A warmed server's load for `seconds`; resolves with the acts done. */
+type Slice = (seconds: number) => Promise<number>;
+
+interface Workload {
+  name: string;
+  env?: Record<string, string>;
+  /** Prepares `server` for the workload, warms it up, and returns its slice of load. */
+  prepare(server: BenchServer, connections: number): Promise<Slice>;
 }
 
-/** The middle value: with rounds interleaved, one disturbed round does not decide the figure. */
+/** Closed loops of `act`; failures are counted by closedLoop and printed there. */
+const loopSlice =
+  (act: () => Promise<void>, connections: number): Slice =>
+  async (seconds) =>
+    (await closedLoop(act, connections, seconds)).latencies.length;
+
+const WORKLOADS: Workload[] = [
+  {
+    name: 'token exchange',
+    async prepare(server, connections) {
+      const request = await tokenExchangeForm.prepare(server);
+      const url = server.url + request.path;
+      const slice: Slice = async (seconds) =>
+        (await measure({ ...request, url, connections, duration: seconds })).total;
+      await slice(3);
+      return slice;
+    },
+  },
+  {
+    name: 'pre-authorized issuance (dc+sd-jwt)',
+    async prepare(server, connections) {
+      const target = await cofferTarget(server);
+      const keys = await proofKeys(64);
+      let n = 0;
+      const act = () => preAuthorizedIssuance(target, 'dc+sd-jwt', keys[n % keys.length]!, n++);
+      const slice = loopSlice(act, connections);
+      // As the issuer bench: 600 untimed issuances, so V8 has compiled what one runs.
+      while (n < 600) await slice(1);
+      return slice;
+    },
+  },
+  {
+    name: 'verification round trip (dc+sd-jwt)',
+    env: { RESULT_RETENTION: '0' },
+    async prepare(server, connections) {
+      const roundTrip = await prepareVerifier(server);
+      const kind = await sdJwtKind();
+      const slice = loopSlice(() => roundTrip(kind), connections);
+      await slice(WARM_UP_SECONDS + 2);
+      return slice;
+    },
+  },
+];
+
+/** The middle value of the slices. */
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-/** Each variant's figures for the three workloads, in one round. */
-async function measureVariant(
+/** How long a server takes to send what it batched (OTEL_BSP_SCHEDULE_DELAY is 5 s by default). */
+const SETTLE_MS = 6000;
+
+/** Every variant's figures for one workload, in slices taken in turn. */
+async function measureWorkload(
+  workload: Workload,
   database: BenchDatabase,
-  env: Record<string, string>,
+  envs: Record<string, string>[],
   connections: number,
   duration: number,
+  rounds: number,
 ): Promise<Figures[]> {
-  const issuer = await runIssuerBenchmark({
-    database,
-    duration,
-    connections: [connections],
-    extraEnv: env,
-    steps: false,
-  });
-  const verifier = await runVerifierBenchmark({
-    database,
-    duration,
-    connections: [connections],
-    extraEnv: env,
-  });
-  return [await tokenFigures(database, env, connections, duration), issuer.rows[0]!, verifier.rows[0]!];
+  const servers: BenchServer[] = [];
+  try {
+    const slices: Slice[] = [];
+    for (const env of envs) {
+      const server = await startBenchServer(database, { ...workload.env, ...env });
+      servers.push(server);
+      slices.push(await workload.prepare(server, connections));
+    }
+    const figures = envs.map(() => ({ perSecond: [] as number[], sliceCpuMs: [] as number[], acts: 0 }));
+    const cpuAtStart = await Promise.all(servers.map((server) => server.cpuMicros()));
+    const seconds = duration / rounds;
+    for (let round = 0; round < rounds; round++) {
+      for (let i = 0; i < envs.length; i++) {
+        const v = (i + round) % envs.length; // each variant first in turn
+        const before = await servers[v]!.cpuMicros();
+        const started = performance.now();
+        const acts = await slices[v]!(seconds);
+        const elapsed = (performance.now() - started) / 1000;
+        const spent = (await servers[v]!.cpuMicros()) - before;
+        figures[v]!.acts += acts;
+        figures[v]!.perSecond.push(acts / elapsed);
+        figures[v]!.sliceCpuMs.push(spent / 1000 / Math.max(acts, 1));
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const cpuAtEnd = await Promise.all(servers.map((server) => server.cpuMicros()));
+    return figures.map((f, v) => ({
+      perSecond: f.perSecond,
+      sliceCpuMs: f.sliceCpuMs,
+      cpuMs: (cpuAtEnd[v]! - cpuAtStart[v]!) / 1000 / Math.max(f.acts, 1),
+    }));
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
 }
 
-const WORKLOADS = [
-  'token exchange',
-  'pre-authorized issuance (dc+sd-jwt)',
-  'verification round trip (dc+sd-jwt)',
-];
-
-/**
- * Rounds (BENCH_TELEMETRY_ROUNDS, default 3) run every variant once, in an order rotated per round,
- * so that a drift of the machine (a PostgreSQL checkpoint, another process) falls on each variant in
- * turn; each figure is the median of its rounds, with the range beside it. A single pass swung by
- * ±40 % between variants that write the same rows.
- */
 export async function runTelemetryBenchmark(options: {
   databases: BenchDatabase[];
   duration: number;
   connections: number;
 }): Promise<string> {
-  process.env['BENCH_ISSUER_PEER'] = '0';
-  process.env['BENCH_ISSUER_FORMATS'] = 'dc+sd-jwt';
-  process.env['BENCH_VERIFIER_FORMATS'] = 'dc+sd-jwt';
-  const rounds = Math.max(1, Number(process.env['BENCH_TELEMETRY_ROUNDS'] ?? 3));
+  const rounds = Math.max(1, Number(process.env['BENCH_TELEMETRY_ROUNDS'] ?? 10));
   const sink = await startSpanSink();
   const rows: string[] = [];
   let spanMicros = Number.NaN;
   try {
     for (const database of options.databases) {
-      const figures = new Map<string, Figures[][]>(VARIANTS.map((v) => [v.name, []]));
-      for (let round = 0; round < rounds; round++) {
-        const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
-        for (const variant of order) {
-          const { connections, duration } = options;
-          figures
-            .get(variant.name)!
-            .push(await measureVariant(database, variant.env(sink.url), connections, duration));
-          console.error(`done: telemetry round ${round + 1}/${rounds} ${variant.name} ${database}`);
-        }
-      }
-      WORKLOADS.forEach((workload, i) => {
-        const of = (name: string) => figures.get(name)!.map((round) => round[i]!);
-        const baseline = of(VARIANTS[0]!.name);
-        for (const variant of VARIANTS) {
-          const measured = of(variant.name);
-          // One figure's median, range of the rounds and change against the baseline's median.
-          const column = (pick: (f: Figures) => number, digits: number) => {
-            const values = measured.map(pick);
-            const value = median(values);
-            const base = median(baseline.map(pick));
-            const change = ((value - base) / base) * 100;
-            return [
-              value.toFixed(digits),
-              `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`,
-              variant === VARIANTS[0] ? '—' : `${change >= 0 ? '+' : ''}${change.toFixed(1)} %`,
-            ];
+      for (const workload of WORKLOADS) {
+        const figures = await measureWorkload(
+          workload,
+          database,
+          VARIANTS.map((variant) => variant.env(sink.url)),
+          options.connections,
+          options.duration,
+          rounds,
+        );
+        console.error(`done: telemetry ${workload.name} ${database}`);
+        const baseline = figures[0]!;
+        VARIANTS.forEach((variant, v) => {
+          const f = figures[v]!;
+          const change = (value: number, base: number) => {
+            if (v === 0) return '—';
+            const percent = ((value - base) / base) * 100;
+            return `${percent >= 0 ? '+' : ''}${percent.toFixed(1)} %`;
           };
-          const [perSecond, range, versus] = column((f) => f.perSecond, 1);
-          const [cpu, cpuRange, cpuVersus] = column((f) => f.cpuMs, 3);
+          const range = (values: number[], digits: number) =>
+            `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+          const perSecond = median(f.perSecond);
           rows.push(
-            `| ${workload} | ${database} | ${options.connections} | ${variant.name} | ${perSecond} | ${range} | ${versus} | ${cpu} | ${cpuRange} | ${cpuVersus} |`,
+            `| ${workload.name} | ${database} | ${options.connections} | ${variant.name} | ${perSecond.toFixed(1)} | ${range(f.perSecond, 1)} | ${change(perSecond, median(baseline.perSecond))} | ${f.cpuMs.toFixed(3)} | ${range(f.sliceCpuMs, 3)} | ${change(f.cpuMs, baseline.cpuMs)} |`,
           );
-        }
-      });
+        });
+      }
     }
     spanMicros = await measureSpanCost(sink.url);
   } finally {
     await sink.close();
   }
   return [
-    `${rounds} interleaved rounds; medians, with the range of the rounds`,
+    `${rounds} slices per variant of ${(options.duration / rounds).toFixed(1)} s, the variants in turn; throughput: median and range of the slices; CPU: the whole period over its acts, range of the slices`,
     '',
     `server on cores ${serverCpus() ?? 'shared with the load generator'}`,
     '',
