@@ -26,6 +26,7 @@ import * as scaleIndexes from './migrations/0022-scale-indexes.ts';
 import * as consoleAdmins from './migrations/0023-console-admins.ts';
 import * as issuerSweepIndexes from './migrations/0024-issuer-sweep-indexes.ts';
 import * as verifierRetentionIndex from './migrations/0025-verifier-retention-index.ts';
+import * as sessionSweepIndex from './migrations/0026-session-sweep-index.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -55,6 +56,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0023-console-admins': { up: consoleAdmins.up(dialect) },
     '0024-issuer-sweep-indexes': { up: issuerSweepIndexes.up() },
     '0025-verifier-retention-index': { up: verifierRetentionIndex.up() },
+    '0026-session-sweep-index': { up: sessionSweepIndex.up() },
   };
 }
 

@@ -19,7 +19,7 @@ const SWEPT: ReadonlyArray<[table: keyof Database, key: readonly string[]]> = [
  * Rows that only ever matter until a moment passes: DPoP proof ids (one per DPoP request),
  * pushed requests, refresh-token families past their end, revocations of tokens that have
  * expired anyway, the disclosed claims kept for expired access tokens, values remembered once per
- * party (db/seen-once.ts), console sessions that ended, and codes once the tokens they gave have
+ * party (db/seen-once.ts), people's and console sessions that ended, and codes once the tokens they gave have
  * expired (a replay until then still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
  */
 export async function sweepExpiredRows(
@@ -30,8 +30,9 @@ export async function sweepExpiredRows(
 ): Promise<void> {
   for (const [table, key] of SWEPT) await deleteExpiredInBatches(db, table, key, nowSeconds, batch);
   await deleteExpiredInBatches(db, 'authorization_codes', ['code_hash'], nowSeconds - accessTokenTtl, batch);
-  // Console sessions keep their end as an ISO time, as the other page sessions do.
+  // Page sessions (a person's, a console administrator's) keep their end as an ISO time.
   const nowIso = new Date(nowSeconds * 1000).toISOString();
+  await deleteExpiredInBatches(db, 'sessions', ['id_hash'], nowIso, batch);
   await deleteExpiredInBatches(db, 'console_sessions', ['id_hash'], nowIso, batch);
 }
 

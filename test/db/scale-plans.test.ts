@@ -91,6 +91,10 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
       from generate_series(1, 20000) g`.execute(db);
     await sql`insert into verifier_nonces (verifier, nonce, expires_at)
       select 'party-' || (g % 50), 'n' || g, ${now} + g from generate_series(1, 20000) g`.execute(db);
+    await sql`insert into sessions (id_hash, user_id, tenant_id, login_type, auth_time, expires_at)
+      select 'session-' || g, (g % 5000) + 1, (g % 20) + 1, 'email', ${now},
+             to_char(to_timestamp(${now} + g) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+      from generate_series(1, 20000) g`.execute(db);
     await sql`insert into credentials (user_id, credential_id, cid, content_hash, created_at)
       select (g % 5000) + 1, 'urn:c:' || g, 'cid', 'h', '2026-01-01' from generate_series(1, 25000) g`.execute(
       db,
@@ -177,7 +181,7 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
   // Only seeded tables: an analysed empty table is scanned whatever its indexes.
   test('the expired-row sweep: the swept tables by their expires_at index', async () => {
     const plans = await plansOf(db, () => sweepExpiredRows(db, now + 10, 3600));
-    refuseSeqScan(plans, ['authorization_codes', 'verifier_nonces']);
+    refuseSeqScan(plans, ['authorization_codes', 'verifier_nonces', 'sessions']);
   });
 
   test("the issuer's sweep: expired offers and codes by their (status, expires_at) and expires_at indexes", async () => {

@@ -64,6 +64,48 @@ for (const kind of DATABASE_KINDS) {
       await db.deleteFrom('console_sessions').execute();
     });
 
+    test("people's sessions that ended go with the minute sweep; live ones stay", async () => {
+      const db = server.database.db;
+      const now = 4_000_000;
+      const at = (seconds: number) => new Date(seconds * 1000).toISOString();
+      const { clientId } = await server.createMaster('person sessions');
+      const user = await db
+        .insertInto('users')
+        .values({
+          tenant_id: clientId,
+          profile_cid: 'cid',
+          did: 'did:example:session-sweep',
+          holder_key_sealed: 'k',
+          created_at: '2026-01-01',
+        })
+        .returning('user_id')
+        .executeTakeFirstOrThrow();
+      await db
+        .insertInto('sessions')
+        .values(
+          ['person-ended', 'person-live'].map((id, i) => ({
+            id_hash: id,
+            user_id: user.user_id,
+            tenant_id: clientId,
+            login_type: 'email',
+            auth_time: now - 100,
+            expires_at: at(i === 0 ? now - 1 : now + 30),
+          })),
+        )
+        .execute();
+      await sweepExpiredRows(db, now, 3600);
+      const left = await db
+        .selectFrom('sessions')
+        .select('id_hash')
+        .where('id_hash', 'like', 'person-%')
+        .execute();
+      assert.deepEqual(
+        left.map((r) => r.id_hash),
+        ['person-live'],
+      );
+      await db.deleteFrom('sessions').where('user_id', '=', user.user_id).execute();
+    });
+
     test('a sweep deletes in bounded batches: no statement takes more than SWEEP_BATCH rows, all expired go', async () => {
       const db = server.database.db;
       const now = 2_000_000;
