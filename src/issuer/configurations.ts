@@ -59,6 +59,14 @@ export function checkConfiguration(configuration: CredentialConfiguration): void
   }
   configuration.claims.forEach((claim, index) => {
     const at = `/body/claims/${index}/path`;
+    // An offer names a claim's value by its steps as members of a JSON body, and the body parser
+    // refuses a member named __proto__ (prototype poisoning): such a claim could never be offered.
+    if (claim.path.includes('__proto__')) {
+      throw invalidField(
+        at,
+        'a step named __proto__ cannot be offered: a request body may not carry that member',
+      );
+    }
     if (configuration.format === 'mso_mdoc') {
       if (claim.path.length !== 2 || claim.path.some((p) => typeof p !== 'string')) {
         throw invalidField(at, 'must be [namespace, element] for mso_mdoc');

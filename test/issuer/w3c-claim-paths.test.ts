@@ -193,6 +193,33 @@ for (const kind of DATABASE_KINDS) {
       );
     });
 
+    it('a claim path with a step named __proto__ is 400 in every format, and nothing is saved', async () => {
+      const shapes = {
+        'dc+sd-jwt': { vct: 'https://issuer.example/proto', path: ['address', '__proto__'] },
+        mso_mdoc: { doctype: 'org.example.proto', path: ['org.example.proto', '__proto__'] },
+        jwt_vc_json: { type: 'ProtoCredential', path: ['credentialSubject', '__proto__', 'x'] },
+        ldp_vc: { type: 'ProtoCredential', path: ['credentialSubject', '__proto__'] },
+      };
+      for (const [format, { path, ...member }] of Object.entries(shapes)) {
+        assertFieldError(
+          await world.api('PUT', '/v1/issuer/configurations/proto', {
+            format,
+            ...member,
+            claims: [{ path }],
+          }),
+          '/body/claims/0/path',
+          /__proto__ cannot be offered/,
+        );
+      }
+      assert.equal(
+        (await world.api('GET', '/v1/issuer/configurations')).body.data.some((c: any) => c.id === 'proto'),
+        false,
+        'nothing was saved',
+      );
+      const pollution = ({} as Record<string, unknown>)['x'];
+      assert.equal(pollution, undefined, 'no object of the process gained a member');
+    });
+
     it('offer claims in the old shape are 400, saying they go under credentialSubject', async () => {
       const offer = await world.api('POST', '/v1/issuer/offers', {
         configuration_ids: ['degree-jwt'],
