@@ -27,6 +27,7 @@ import * as consoleAdmins from './migrations/0023-console-admins.ts';
 import * as issuerSweepIndexes from './migrations/0024-issuer-sweep-indexes.ts';
 import * as verifierRetentionIndex from './migrations/0025-verifier-retention-index.ts';
 import * as sessionSweepIndex from './migrations/0026-session-sweep-index.ts';
+import * as interactionSweepIndex from './migrations/0027-interaction-sweep-index.ts';
 
 /** Migrations are listed here rather than read from a folder, so their order is explicit and reviewed. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -57,6 +58,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0024-issuer-sweep-indexes': { up: issuerSweepIndexes.up() },
     '0025-verifier-retention-index': { up: verifierRetentionIndex.up() },
     '0026-session-sweep-index': { up: sessionSweepIndex.up() },
+    '0027-interaction-sweep-index': { up: interactionSweepIndex.up() },
   };
 }
 

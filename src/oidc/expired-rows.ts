@@ -19,7 +19,8 @@ const SWEPT: ReadonlyArray<[table: keyof Database, key: readonly string[]]> = [
  * Rows that only ever matter until a moment passes: DPoP proof ids (one per DPoP request),
  * pushed requests, refresh-token families past their end, revocations of tokens that have
  * expired anyway, the disclosed claims kept for expired access tokens, values remembered once per
- * party (db/seen-once.ts), people's and console sessions that ended, and codes once the tokens they gave have
+ * party (db/seen-once.ts), log-in interactions past their time (with a sealed e-mail address
+ * for an e-mail log-in), people's and console sessions that ended, and codes once the tokens they gave have
  * expired (a replay until then still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
  */
 export async function sweepExpiredRows(
@@ -30,8 +31,10 @@ export async function sweepExpiredRows(
 ): Promise<void> {
   for (const [table, key] of SWEPT) await deleteExpiredInBatches(db, table, key, nowSeconds, batch);
   await deleteExpiredInBatches(db, 'authorization_codes', ['code_hash'], nowSeconds - accessTokenTtl, batch);
-  // Page sessions (a person's, a console administrator's) keep their end as an ISO time.
+  // Interactions and page sessions (a person's, a console administrator's) keep their end as an
+  // ISO time. An expired interaction is already answered as gone, as an unknown one is.
   const nowIso = new Date(nowSeconds * 1000).toISOString();
+  await deleteExpiredInBatches(db, 'interactions', ['id'], nowIso, batch);
   await deleteExpiredInBatches(db, 'sessions', ['id_hash'], nowIso, batch);
   await deleteExpiredInBatches(db, 'console_sessions', ['id_hash'], nowIso, batch);
 }

@@ -95,6 +95,10 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
       select 'session-' || g, (g % 5000) + 1, (g % 20) + 1, 'email', ${now},
              to_char(to_timestamp(${now} + g) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
       from generate_series(1, 20000) g`.execute(db);
+    await sql`insert into interactions (id, kind, client_id, params, csrf_token, siwe_nonce, created_at, expires_at)
+      select 'interaction-' || g, 'login', (g % 20) + 1, '{}', 'c', 'n', '2026-01-01',
+             to_char(to_timestamp(${now} + g) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+      from generate_series(1, 20000) g`.execute(db);
     await sql`insert into credentials (user_id, credential_id, cid, content_hash, created_at)
       select (g % 5000) + 1, 'urn:c:' || g, 'cid', 'h', '2026-01-01' from generate_series(1, 25000) g`.execute(
       db,
@@ -181,7 +185,7 @@ describe('statements on large tables are index lookups on PostgreSQL', { skip: !
   // Only seeded tables: an analysed empty table is scanned whatever its indexes.
   test('the expired-row sweep: the swept tables by their expires_at index', async () => {
     const plans = await plansOf(db, () => sweepExpiredRows(db, now + 10, 3600));
-    refuseSeqScan(plans, ['authorization_codes', 'verifier_nonces', 'sessions']);
+    refuseSeqScan(plans, ['authorization_codes', 'verifier_nonces', 'sessions', 'interactions']);
   });
 
   test("the issuer's sweep: expired offers and codes by their (status, expires_at) and expires_at indexes", async () => {

@@ -106,6 +106,41 @@ for (const kind of DATABASE_KINDS) {
       await db.deleteFrom('sessions').where('user_id', '=', user.user_id).execute();
     });
 
+    test('log-in interactions past their time go with the minute sweep, sealed e-mail and all; live ones stay', async () => {
+      const db = server.database.db;
+      const now = 5_000_000;
+      const at = (seconds: number) => new Date(seconds * 1000).toISOString();
+      const { clientId } = await server.createMaster('interactions');
+      await db
+        .insertInto('interactions')
+        .values(
+          ['interaction-ended', 'interaction-live'].map((id, i) => ({
+            id,
+            kind: 'login',
+            client_id: clientId,
+            params: '{}',
+            csrf_token: 'csrf',
+            siwe_nonce: 'nonce',
+            otp_email_sealed: 'sealed address',
+            otp_attempts: 0,
+            created_at: at(now - 1800),
+            expires_at: at(i === 0 ? now - 1 : now + 30),
+          })),
+        )
+        .execute();
+      await sweepExpiredRows(db, now, 3600);
+      const left = await db
+        .selectFrom('interactions')
+        .select('id')
+        .where('id', 'like', 'interaction-%')
+        .execute();
+      assert.deepEqual(
+        left.map((r) => r.id),
+        ['interaction-live'],
+      );
+      await db.deleteFrom('interactions').where('client_id', '=', clientId).execute();
+    });
+
     test('a sweep deletes in bounded batches: no statement takes more than SWEEP_BATCH rows, all expired go', async () => {
       const db = server.database.db;
       const now = 2_000_000;
