@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { CofferError, notFound } from '../errors.ts';
 import { matchesIfNoneMatch } from '../http/entity-tags.ts';
+import { echoInteractionId } from '../http/fapi-interaction-id.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { renderErrorPage, startPage } from '../interaction/page-chrome.ts';
 import { accessTokenOf } from '../oidc/bearer.ts';
@@ -252,6 +253,7 @@ export const issuerWalletRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (
   app.post(
     '/issuers/:clientId/credential',
     {
+      onSend: echoInteractionId,
       schema: {
         tags: walletTags,
         summary: 'Credential Endpoint (§8): one configuration, one copy per proof key',
@@ -278,6 +280,7 @@ export const issuerWalletRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (
   app.post(
     '/issuers/:clientId/deferred-credential',
     {
+      onSend: echoInteractionId,
       schema: {
         tags: walletTags,
         summary: 'Deferred Credential Endpoint (§9)',
@@ -302,6 +305,7 @@ export const issuerWalletRoutes: FastifyPluginAsyncTypebox<IssuerDeps> = async (
   app.post(
     '/issuers/:clientId/notification',
     {
+      onSend: echoInteractionId,
       schema: {
         tags: walletTags,
         summary: 'Notification Endpoint (§11): accepted, failed or deleted',

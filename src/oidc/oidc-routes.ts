@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { findClient } from '../clients/client-repository.ts';
 import { CofferError } from '../errors.ts';
 import { expiredCookie } from '../http/cookies.ts';
+import { echoInteractionId } from '../http/fapi-interaction-id.ts';
 import { acceptFormBodies } from '../http/form-body.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { type InteractionDeps, startInteraction } from '../interaction/interaction-service.ts';
@@ -301,6 +302,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteDeps> = async (app, 
     OIDC_PATHS.userinfo,
     {
       onRequest: requireBearer({ db, keys: deps.tokens.keys, issuer, dpop: deps.tokens.dpop }),
+      onSend: echoInteractionId,
       schema: {
         tags,
         security: [{ bearer: [] }],

@@ -61,6 +61,46 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(me.body.eth_address, bob.address);
     });
 
+    test("userinfo and the credential endpoints answer with x-fapi-interaction-id: the caller's UUID, else a new one", async () => {
+      const { code, verifier } = await freshCode();
+      const token = (await exchange(contractBody(code, verifier))).body.access_token as string;
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+      const sent = 'c0ffee00-1b2c-4d5e-8f90-a1b2c3d4e5f6';
+      const userinfo = (headers: Record<string, string>) =>
+        server.request('GET', '/v2/openidc/user', {
+          headers: { authorization: `Bearer ${token}`, ...headers },
+        });
+
+      const echoed = await userinfo({ 'x-fapi-interaction-id': sent });
+      assert.equal(echoed.status, 200);
+      assert.equal(echoed.headers.get('x-fapi-interaction-id'), sent);
+      const fresh = await userinfo({});
+      assert.match(fresh.headers.get('x-fapi-interaction-id') ?? '', uuid);
+      const junk = await userinfo({ 'x-fapi-interaction-id': 'not-a-uuid <script>' });
+      assert.match(junk.headers.get('x-fapi-interaction-id') ?? '', uuid, 'only a UUID is echoed');
+      // On a refusal too: the id is what the client's support desk asks for.
+      const refused = await server.request('GET', '/v2/openidc/user', {
+        headers: { 'x-fapi-interaction-id': sent },
+      });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers.get('x-fapi-interaction-id'), sent);
+      for (const path of ['credential', 'deferred-credential', 'notification']) {
+        const answer = await server.request('POST', `/issuers/999999/${path}`, {
+          body: {},
+          headers: { 'x-fapi-interaction-id': sent },
+        });
+        assert.ok(answer.status >= 400 && answer.status < 500, `${path}: ${answer.status}`);
+        assert.equal(answer.headers.get('x-fapi-interaction-id'), sent, path);
+      }
+      // Not on endpoints that are no protected resource.
+      assert.equal(
+        (await server.request('GET', '/.well-known/openid-configuration')).headers.get(
+          'x-fapi-interaction-id',
+        ),
+        null,
+      );
+    });
+
     test('the form body with HTTP Basic works too (RFC 6749)', async () => {
       const { code, verifier } = await freshCode();
       const basic = Buffer.from(`${rp.clientId}:${encodeURIComponent(rp.clientSecret)}`).toString('base64');
