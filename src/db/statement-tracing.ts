@@ -29,7 +29,7 @@ export function statementSummary(sqlText: string): { operation: string; summary:
  * Times a connection's statements as spans, children of what ran them. A statement under an
  * unsampled request or a background sweep goes straight to the driver: no clock read, no promise
  * of its own. (Kysely's `log` option timed and awaited a logger around every statement, sampled or
- * not: about 3 µs of an unsampled token exchange.)
+ * not: docs/benchmarks.md, "Fifth run".)
  */
 function traceStatements(connection: DatabaseConnection, spanOf: (sqlText: string) => StatementSpan): void {
   const execute = connection.executeQuery.bind(connection);

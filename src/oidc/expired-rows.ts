@@ -19,9 +19,10 @@ const SWEPT: ReadonlyArray<[table: keyof Database, key: readonly string[]]> = [
  * Rows that only ever matter until a moment passes: DPoP proof ids (one per DPoP request),
  * pushed requests, refresh-token families past their end, revocations of tokens that have
  * expired anyway, the disclosed claims kept for expired access tokens, values remembered once per
- * party (db/seen-once.ts), log-in interactions past their time (with a sealed e-mail address
- * for an e-mail log-in), people's and console sessions that ended, and codes once the tokens they gave have
- * expired (a replay until then still revokes them). Deleting them keeps those tables the size of the last hour's traffic.
+ * party (db/seen-once.ts), log-in interactions past their time (an e-mail log-in's with the sealed
+ * address), people's and console sessions that ended, and codes once the tokens they gave have
+ * expired (a replay until then still revokes them). Deleting them keeps those tables the size of
+ * the last hour's traffic (a session's, of its lifetime's).
  */
 export async function sweepExpiredRows(
   db: Kysely<Database>,
