@@ -633,11 +633,18 @@ export class VciRun {
         contentType = 'application/jwt';
       });
     }
+    // As the suite: CreateRandomFAPIInteractionId replaces the id the credential request sent, and
+    // EnsureMatchingFAPIInteractionId then expects this one back; a DPoP nonce retry keeps it.
+    let interactionId = '';
+    await c.check('CreateRandomFAPIInteractionId', () => {
+      interactionId = randomUUID();
+    });
+    if (call.interactionId !== undefined) call.interactionId = interactionId;
     let response!: Exchange;
     for (let attempt = 0; attempt < 2; attempt++) {
       const headers: Record<string, string> = {
         'content-type': contentType,
-        'x-fapi-interaction-id': randomUUID(),
+        'x-fapi-interaction-id': interactionId,
         authorization: `${tokens.tokenType} ${tokens.accessToken}`,
         dpop: await fapi.dpopProofFor(client, 'RESOURCE', url, {}, tokens.dpopKey, tokens.accessToken),
       };
