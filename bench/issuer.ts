@@ -29,7 +29,7 @@ export type Format = (typeof FORMATS)[number];
 const TARGET_MS: Record<Format, number> = { 'dc+sd-jwt': 3, mso_mdoc: 5, ldp_vc: 10 };
 const CLAIMS = 10;
 /** Untimed issuances per format and issuer before the timed runs. */
-const WARM_UP_ISSUANCES = 600;
+export const WARM_UP_ISSUANCES = 600;
 /** Issuances in the per-step CPU breakdown (bench/issuer.ts stepBreakdown). */
 const STEP_ISSUANCES = 1500;
 const STEP_SECONDS = 12;

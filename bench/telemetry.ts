@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cofferTarget, preAuthorizedIssuance, proofKeys } from './issuer.ts';
+import { cofferTarget, preAuthorizedIssuance, proofKeys, WARM_UP_ISSUANCES } from './issuer.ts';
 import { measure } from './load.ts';
 import { serverCpus } from './pinning.ts';
 import { tokenExchangeForm } from './scenarios/oidc.ts';
@@ -104,8 +104,8 @@ const WORKLOADS: Workload[] = [
       let n = 0;
       const act = () => preAuthorizedIssuance(target, 'dc+sd-jwt', keys[n % keys.length]!, n++);
       const slice = loopSlice(act, connections);
-      // As the issuer bench: 600 untimed issuances, so V8 has compiled what one runs.
-      while (n < 600) await slice(1);
+      // Untimed issuances as the issuer bench sends, so V8 has compiled what one runs.
+      while (n < WARM_UP_ISSUANCES) await slice(1);
       return slice;
     },
   },

@@ -3,21 +3,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { context, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
-import { inSpan, setTracingEnabled } from '../../src/telemetry/tracer.ts';
+import { inSpan } from '../../src/telemetry/tracer.ts';
+import { recordSpansInMemory, underUnsampledParent } from '../helpers/in-memory-spans.ts';
 
 /**
  * A statement is a span under what ran it, named by operation and table, and nothing at all
  * under an unsampled request: there the driver is called as if tracing were off.
  */
-const exporter = new InMemorySpanExporter();
-const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-provider.register();
-setTracingEnabled(true);
+const tracing = recordSpansInMemory();
+const { exporter } = tracing;
 
 let dataDir: string;
 let handle: DatabaseHandle;
@@ -28,8 +25,7 @@ before(async () => {
 });
 after(async () => {
   await handle.close();
-  await provider.shutdown();
-  setTracingEnabled(false);
+  await tracing.stop();
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -68,12 +64,7 @@ test('a failing statement is a span marked as an error, and the error still reac
 
 test('under an unsampled request, or outside any request, a statement makes no span', async () => {
   exporter.reset();
-  const unsampled = trace.wrapSpanContext({
-    traceId: 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
-    spanId: '0123456789abcdef',
-    traceFlags: TraceFlags.NONE,
-  });
-  const rows = await context.with(trace.setSpan(context.active(), unsampled), () =>
+  const rows = await underUnsampledParent('a1b2c3d4e5f60718293a4b5c6d7e8f90', '0123456789abcdef', () =>
     handle.db
       .selectFrom('notes' as never)
       .selectAll()

@@ -2,22 +2,18 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { context, TraceFlags, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { createOutboundClient } from '../../src/http/outbound.ts';
-import { inSpan, setTracingEnabled } from '../../src/telemetry/tracer.ts';
+import { inSpan } from '../../src/telemetry/tracer.ts';
+import { recordSpansInMemory, underUnsampledParent } from '../helpers/in-memory-spans.ts';
 import { makeCertificate, privateKeyPem } from '../oid4vp/certificates.ts';
 
 /**
  * Outbound requests (a verifier's request_uri, a federation's statements) are client spans that
  * name the host only, and carry the W3C trace context to the peer.
  */
-const exporter = new InMemorySpanExporter();
-const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-provider.register();
-setTracingEnabled(true);
-after(() => provider.shutdown());
+const tracing = recordSpansInMemory();
+const { exporter } = tracing;
+after(() => tracing.stop());
 
 let port: number;
 let server: ReturnType<typeof createServer> | undefined;
@@ -66,12 +62,7 @@ test('an outbound request is a client span under the active one, naming its host
 test('under an unsampled request no span is made, and the peer is told it is not sampled', async () => {
   received.length = 0;
   exporter.reset();
-  const unsampled = trace.wrapSpanContext({
-    traceId: '0af7651916cd43dd8448eb211c80319c',
-    spanId: 'b7ad6b7169203331',
-    traceFlags: TraceFlags.NONE,
-  });
-  const answer = await context.with(trace.setSpan(context.active(), unsampled), () =>
+  const answer = await underUnsampledParent('0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331', () =>
     inSpan('a crypto job', {}, () => outbound({ method: 'GET', url: `https://127.0.0.1:${port}/x` })),
   );
   assert.equal(answer.status, 200);
