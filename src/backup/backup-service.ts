@@ -3,7 +3,7 @@ import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DatabaseSync, backup as sqliteBackup } from 'node:sqlite';
 import type { CID } from 'multiformats/cid';
-import { REFERENCED_BLOCKS_SQL } from '../db/referenced-blocks.ts';
+import { CACHE_BLOCKS_SQL, REFERENCED_BLOCKS_SQL } from '../db/referenced-blocks.ts';
 import { CofferError } from '../errors.ts';
 import { type BlockBackend, envelopeKeyId, parseCid, StorageError, verifyBlock } from '../storage/index.ts';
 import { ARCHIVE_VERSION, createArchive } from './archive.ts';
@@ -50,13 +50,13 @@ export interface BackupReport {
 }
 
 /** A read-only view of the snapshot on its own connection: the CIDs its rows name. */
-function snapshotReferences(file: string): string[] {
+function snapshotReferences(file: string): { all: string[]; caches: Set<string> } {
   const db = new DatabaseSync(file);
   try {
     // The snapshot is a lone file from now on: no WAL beside it.
     db.exec('PRAGMA journal_mode = DELETE');
-    const rows = db.prepare(REFERENCED_BLOCKS_SQL).all() as Array<{ cid: string }>;
-    return rows.map((row) => row.cid);
+    const cids = (query: string) => (db.prepare(query).all() as Array<{ cid: string }>).map((row) => row.cid);
+    return { all: cids(REFERENCED_BLOCKS_SQL), caches: new Set(cids(CACHE_BLOCKS_SQL)) };
   } finally {
     db.close();
   }
@@ -97,6 +97,8 @@ export async function takeBackup(deps: BackupDeps, out: string): Promise<BackupR
     for await (const { cid } of deps.backend.list()) if (await stage(cid)) staged.add(cid.toString());
 
     let wanted: string[];
+    // A cache block lost to an OS crash is not a loss: left out without a warning.
+    let caches = new Set<string>();
     const snapshot = path.join(staging, 'coffer.sqlite');
     if (deps.sqliteFile) {
       const source = new DatabaseSync(deps.sqliteFile);
@@ -108,7 +110,9 @@ export async function takeBackup(deps: BackupDeps, out: string): Promise<BackupR
       } finally {
         source.close();
       }
-      wanted = [...new Set(snapshotReferences(snapshot))];
+      const references = snapshotReferences(snapshot);
+      wanted = [...new Set(references.all)];
+      caches = references.caches;
     } else {
       wanted = [...staged];
     }
@@ -127,14 +131,14 @@ export async function takeBackup(deps: BackupDeps, out: string): Promise<BackupR
       }
       // Written between the listing and the snapshot.
       if (!staged.has(text) && !(await stage(cid))) {
-        missing.push(text);
+        if (!caches.has(text)) missing.push(text);
         continue;
       }
       const bytes = new Uint8Array(await readFile(stagedFile(text)));
       try {
         await verifyBlock(cid, bytes);
       } catch {
-        missing.push(text);
+        if (!caches.has(text)) missing.push(text);
         continue;
       }
       const kid = envelopeKeyId(bytes);

@@ -241,11 +241,13 @@ export async function storeCredential(
   if (existing) return same(existing);
   const checked = await readable(format, () => parsed.verify());
 
+  // The prepared statements only save a later presentation work (readPrepared does without
+  // them), so their block is not waited onto the disk: two fsyncs and five file calls fewer.
   const [cid, preparedCid] = await Promise.all([
     deps.store.putEncrypted(parsed.stored, credentialContext(user.did)),
     checked.prepared === undefined
       ? null
-      : deps.store.putEncrypted(checked.prepared, preparedContext(user.did)),
+      : deps.store.putEncrypted(checked.prepared, preparedContext(user.did), { durable: false }),
   ]);
   try {
     await deps.insertCredential({

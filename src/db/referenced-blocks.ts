@@ -13,6 +13,12 @@ export const BLOCK_COLUMNS = [
   ['credential_copies', 'cid'],
 ] as const;
 
+/**
+ * The columns among those whose blocks are a cache, written without fsync: after an OS crash one
+ * may be absent or torn, and its readers do without it (credentials.prepared_cid).
+ */
+export const CACHE_BLOCKS_SQL = 'select prepared_cid as cid from credentials where prepared_cid is not null';
+
 /** One query over both databases (and a SQLite snapshot opened on its own): each CID once. */
 export const REFERENCED_BLOCKS_SQL = BLOCK_COLUMNS.map(
   ([table, column]) => `select ${column} as cid from ${table} where ${column} is not null`,

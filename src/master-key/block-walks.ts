@@ -4,6 +4,7 @@ import { copyKeyContext } from '../credentials/held-credential-contexts.ts';
 import { isUniqueViolation } from '../db/dialect.ts';
 import { isBlockReferenced } from '../db/referenced-blocks.ts';
 import type { Database } from '../db/schema.ts';
+import { StorageError } from '../storage/index.ts';
 import { profileContext } from '../users/user-service.ts';
 import {
   batches,
@@ -288,7 +289,19 @@ export async function walkPrepared(walk: Walk) {
           .where('credential_pk', '=', row.credential_pk)
           .executeTakeFirst();
         const old = current?.prepared_cid;
-        if (!old || (await store.kidOf(old)) === walk.kid) return true;
+        if (!old) return true;
+        // Written without fsync (credential-service.ts), the block may have been lost to an OS
+        // crash: absent, or torn so that it fails its CID. Only a cache, so the credential forgets
+        // it rather than keep the rotation from ever finishing.
+        const kid = await store.kidOf(old).catch((error: unknown) => {
+          if (error instanceof StorageError && LOST_BLOCK.has(error.code)) return null;
+          throw error;
+        });
+        if (kid === null) {
+          if (!walk.dry) await forgetPrepared(db, row.credential_pk, old);
+          return true;
+        }
+        if (kid === walk.kid) return true;
         if (walk.dry) {
           blocks.remaining++;
           return true;
@@ -311,6 +324,17 @@ export async function walkPrepared(walk: Walk) {
       });
     },
   );
+}
+
+const LOST_BLOCK = new Set(['block_not_found', 'integrity_error']);
+
+function forgetPrepared(db: Kysely<Database>, credentialPk: number, cid: string) {
+  return db
+    .updateTable('credentials')
+    .set({ prepared_cid: null })
+    .where('credential_pk', '=', credentialPk)
+    .where('prepared_cid', '=', cid)
+    .execute();
 }
 
 /** Copies beyond the first of a batch-issued credential: their own blocks and holder keys. */

@@ -10,13 +10,22 @@ export interface ListedBlock {
   writtenAt: Date | undefined;
 }
 
+export interface PutOptions {
+  /**
+   * False for a block its readers can do without (a cache of derived data): it is written without
+   * waiting for the disk, so a power loss or an OS crash (not a process crash) may leave it absent
+   * or torn. Readers must treat such a block as optional. Default true: complete or absent.
+   */
+  durable?: boolean;
+}
+
 /**
  * Where block bytes live. Backends store and return bytes only; hashing, verification and
  * decoding happen once, in the content store, so that every backend is checked alike.
  */
 export interface BlockBackend {
   /** Stores the bytes under the CID; storing a block that exists already is harmless. */
-  put(cid: CID, bytes: Uint8Array): Promise<void>;
+  put(cid: CID, bytes: Uint8Array, options?: PutOptions): Promise<void>;
   /** The stored bytes; throws StorageError `block_not_found` when there are none. */
   get(cid: CID): Promise<Uint8Array>;
   has(cid: CID): Promise<boolean>;

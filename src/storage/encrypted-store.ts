@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { MasterKeyRing } from '../keys/master-key-ring.ts';
-import type { BlockBackend } from './backend.ts';
+import type { BlockBackend, PutOptions } from './backend.ts';
 import { parseCid } from './cid.ts';
 import { createContentStore } from './content-store.ts';
 import { type BlockContext, createEnvelopeCipher, type Envelope } from './envelope.ts';
@@ -14,7 +14,8 @@ import { createValueCache } from './value-cache.ts';
  * changes on every write of the same value (fresh IV), and says nothing about the plaintext.
  */
 export interface EncryptedStore {
-  putEncrypted(value: unknown, context: BlockContext): Promise<string>;
+  /** `{ durable: false }` for a block its readers can do without (backend.ts, PutOptions). */
+  putEncrypted(value: unknown, context: BlockContext, options?: PutOptions): Promise<string>;
   getEncrypted(cid: string, context: BlockContext): Promise<unknown>;
   /** Removes the block and forgets its decrypted value (a deleted credential). */
   removeEncrypted(cid: string): Promise<void>;
@@ -52,8 +53,8 @@ export function createEncryptedStore(options: EncryptedStoreOptions): EncryptedS
   const store = createContentStore(createBlockBackend(options));
   const cache = createValueCache(options.cacheBytes ?? 0);
   return {
-    async putEncrypted(value, context) {
-      const cid = await store.put(cipher.seal(value, context));
+    async putEncrypted(value, context, options) {
+      const cid = await store.put(cipher.seal(value, context), 'dag-cbor', options);
       return cid.toString();
     },
 

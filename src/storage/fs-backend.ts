@@ -80,7 +80,8 @@ const FILE_SLOTS = 256;
  * Blocks as files under `dir`, one file per CID, in shard directories named after the CID's
  * next-to-last two characters (as Kubo's flatfs does), so no directory grows huge. Writes go to
  * a temporary file in the shard, are fsynced and renamed into place, and the shard is fsynced:
- * after a crash a block file is either complete or absent, never torn.
+ * after a crash a block file is either complete or absent, never torn. A block put with
+ * `durable: false` skips both fsyncs: after an OS crash it may be absent or torn (backend.ts).
  */
 export function createFsBackend(dir: string): FsBlockBackend {
   const inSlot = createFileSlots(FILE_SLOTS);
@@ -218,12 +219,19 @@ export function createFsBackend(dir: string): FsBlockBackend {
       }
     },
 
-    put: (cid, bytes) =>
+    put: (cid, bytes, options) =>
       inSlot(async () => {
         const { shard, file } = locate(cid);
         const temp = path.join(shard, `.${path.basename(file)}.${randomUUID()}${TEMP_SUFFIX}`);
         try {
           await ensureShards();
+          if (options?.durable === false) {
+            // Four calls instead of nine, no fsync: a block its readers can do without. Renamed
+            // over a copy already there, it is the same bytes with a new time for garbage collection.
+            await writeFile(temp, bytes, { flag: 'wx', mode: 0o600 });
+            await renameFile(temp, file);
+            return;
+          }
           // Whether the block is there already is asked while the temporary file is written, not
           // before: both wait for the disk, and a stat queued behind other requests' fsyncs took
           // milliseconds. A block that exists is left as it is and the temporary file removed.

@@ -1,4 +1,4 @@
-export type { BlockBackend, ListedBlock } from './backend.ts';
+export type { BlockBackend, ListedBlock, PutOptions } from './backend.ts';
 export { type CodecName, computeCid, decodeBlock, encodeValue, parseCid, verifyBlock } from './cid.ts';
 export { type ContentStore, createContentStore } from './content-store.ts';
 export {

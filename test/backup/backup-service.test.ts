@@ -154,6 +154,50 @@ test('a referenced block already gone from the store is reported missing, and th
   assert.equal(report.blocks, 1);
 });
 
+test('a prepared-statements block lost or torn by an OS crash is a cache: left out without a warning', async (t) => {
+  const source = await dataDir(t);
+  await source.addUser(await source.block({ name: 'holder' }));
+  const { user_id } = await source.database.db
+    .selectFrom('users')
+    .select('user_id')
+    .executeTakeFirstOrThrow();
+  const credential = async (id: string, cid: string, preparedCid: string) =>
+    source.database.db
+      .insertInto('credentials')
+      .values({
+        user_id,
+        credential_id: id,
+        cid,
+        content_hash: id,
+        issuer_client_id: 1,
+        created_at: new Date().toISOString(),
+        format: 'ldp_vc',
+        prepared_cid: preparedCid,
+      })
+      .execute();
+  const lostCredential = await source.block({ vc: 'lost' });
+  const lostPrepared = await source.block({ prepared: 'lost' });
+  const tornPrepared = await source.block({ prepared: 'torn' });
+  await credential('urn:a', await source.block({ vc: 'kept' }), lostPrepared);
+  await credential('urn:b', lostCredential, tornPrepared);
+  await unlink(blockFile(source.dir, lostPrepared));
+  await unlink(blockFile(source.dir, lostCredential));
+  await writeFile(blockFile(source.dir, tornPrepared), 'torn');
+  const report = await takeBackup(
+    {
+      backend: source.backend,
+      linkTo: source.backend.linkTo,
+      sqliteFile: path.join(source.dir, 'coffer.sqlite'),
+      dataDir: source.dir,
+      keyId: KEY_ID,
+      now: () => new Date(),
+    },
+    path.join(await tempDir(t), 'backup'),
+  );
+  assert.deepEqual(report.missing, [lostCredential], 'only the credential is a loss');
+  assert.equal(report.blocks, 2, 'the profile and the kept credential');
+});
+
 test('a backup under another master key than the blocks’ is refused, and writes nothing', async (t) => {
   const source = await dataDir(t);
   await source.addUser(await source.block({ name: 'x' }));

@@ -211,6 +211,8 @@ async function blockFiles(dataDir: string): Promise<string[]> {
     .sort();
 }
 
+const blockFile = (dataDir: string, cid: string) => path.join(dataDir, 'blocks', cid.slice(-3, -1), cid);
+
 async function snapshot(world: World) {
   const { db } = world.handle;
   return JSON.stringify({
@@ -236,6 +238,20 @@ for (const kind of DATABASE_KINDS) {
       await writeFile(keyFile, `${b64(keyB)}\n`, { mode: 0o600 });
       cleanups.push(() => rm(keyFile, { force: true }));
       const rotating = { ...world.env, MASTER_KEY: b64(keyB), MASTER_KEY_PREVIOUS: b64(world.keyA) };
+
+      // Prepared blocks are written without fsync: an OS crash may have lost one or torn another.
+      // The rotation forgets both rather than fail on them (a dry run only counts).
+      const caches = await world.handle.db
+        .selectFrom('credentials')
+        .select(['credential_pk', 'prepared_cid'])
+        .where('prepared_cid', 'is not', null)
+        .orderBy('credential_pk')
+        .limit(2)
+        .execute();
+      assert.equal(caches.length, 2);
+      const [lost, torn] = caches.map((row) => blockFile(world.database.dataDir, row.prepared_cid!));
+      await rm(lost!);
+      await writeFile(torn!, (await readFile(torn!)).subarray(0, 40));
 
       // --dry-run counts and writes nothing.
       const before = await snapshot(world);
@@ -274,6 +290,17 @@ for (const kind of DATABASE_KINDS) {
       assert.equal(done.failed, 0, JSON.stringify(done.failures));
       assert.equal(done.remaining, 0, JSON.stringify(done));
       assert.equal(done.blocks.by_kind.credential.reencrypted, CREDENTIALS);
+      assert.equal(done.blocks.by_kind['credential-prepared'].reencrypted, CREDENTIALS - 2);
+      const forgotten = await world.handle.db
+        .selectFrom('credentials')
+        .select('prepared_cid')
+        .where(
+          'credential_pk',
+          'in',
+          caches.map((row) => row.credential_pk),
+        )
+        .execute();
+      assert.deepEqual(forgotten, [{ prepared_cid: null }, { prepared_cid: null }]);
       assert.ok(done.old_blocks_removed >= done.blocks.reencrypted);
       reading = false;
       await reader;

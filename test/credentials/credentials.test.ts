@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -121,6 +121,41 @@ for (const kind of DATABASE_KINDS) {
       assert.equal((await server.request('DELETE', path_, { headers: someone.bearer })).status, 204);
       const after = await blockFiles();
       assert.equal(before.length - after.length, 2, 'the credential block and its prepared block are gone');
+    });
+
+    test('a prepared block lost or torn by an OS crash (written without fsync) leaves the proof computed in full', async () => {
+      const someone = await logInUser(server, rp, privateKeyToAccount(generatePrivateKey()));
+      const signed = [
+        await issuer.issue(personCredential(issuer.did, someone.did, { first_name: 'Lost' })),
+        await issuer.issue(personCredential(issuer.did, someone.did, { first_name: 'Torn' })),
+      ];
+      for (const vc of signed) assert.equal((await store(vc)).status, 201);
+      const rows = await server.database.db
+        .selectFrom('credentials')
+        .select(['credential_id', 'prepared_cid'])
+        .where(
+          'credential_id',
+          'in',
+          signed.map((vc) => vc['id'] as string),
+        )
+        .orderBy('credential_id')
+        .execute();
+      const fileOf = (cid: string) =>
+        path.join(server.testDatabase.dataDir, 'blocks', cid.slice(-3, -1), cid);
+      const [lost, torn] = signed.map(
+        (vc) => rows.find((row) => row.credential_id === vc['id'])!.prepared_cid!,
+      );
+      await rm(fileOf(lost!));
+      await writeFile(fileOf(torn!), 'torn');
+      for (const vc of signed) {
+        const presented = await server.request('POST', PROOF, {
+          headers: someone.bearer,
+          body: { vcIdFields: { [vc['id'] as string]: ['/credentialSubject/first_name'] } },
+        });
+        assert.equal(presented.status, 200, presented.text);
+        const verdict = await verifyPresentedWithStock(presented.body.data.credentials[0], new Uint8Array());
+        assert.equal(verdict.verified, true, JSON.stringify(verdict.error ?? verdict));
+      }
     });
 
     test("a credential for the did:pkh of the user's wallet belongs to them, when stored by their tenant", async () => {

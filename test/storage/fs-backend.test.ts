@@ -78,6 +78,22 @@ test('concurrent puts of different blocks into a new directory all succeed', asy
   for (const { cid, bytes } of blocks) assert.ok(Buffer.from(await backend.get(cid)).equals(bytes));
 });
 
+test('a block its readers can do without (durable: false) lands complete in its shard, written again or at once', async (t) => {
+  const dir = path.join(await tempDir(t), 'blocks');
+  const backend = createFsBackend(dir);
+  const bytes = encodeValue({ prepared: 'statements', padding: 'p'.repeat(5000) });
+  const cid = await computeCid(bytes);
+  await Promise.all(Array.from({ length: 5 }, () => backend.put(cid, bytes, { durable: false })));
+  await backend.put(cid, bytes, { durable: false });
+  assert.deepEqual(await backend.get(cid), bytes);
+  const files = await filesUnder(dir);
+  assert.deepEqual(
+    files.map(({ file }) => path.relative(dir, file)),
+    [path.join(cid.toString().slice(-3, -1), cid.toString())],
+    'one file, no temporary file left',
+  );
+});
+
 test('an unknown block is block_not_found; has() is false', async (t) => {
   const backend = createFsBackend(await tempDir(t));
   const cid = await computeCid(encodeValue({ never: 'stored' }));
