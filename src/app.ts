@@ -397,10 +397,11 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       contentKey: credentialContentKey,
       previousContentKeys,
       operations,
-      insertCredential: createCredentialInserter(database.db, database.dialect),
+      insertCredential: createCredentialInserter(database.db, database.dialect, (db, entries) =>
+        recordHistory({ db, cipher }, entries),
+      ),
       formats,
       issuerTrustAnchors,
-      recordHistory: recordWalletHistory,
     },
     bearer: { db: database.db, keys, issuer: config.publicUrl, dpop },
   });

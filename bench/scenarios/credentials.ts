@@ -4,7 +4,6 @@ import { fastBbs } from '../../src/bbs/index.ts';
 import { createCredentialInserter } from '../../src/credentials/credential-repository.ts';
 import type { StoreCredentialBody } from '../../src/credentials/credential-schemas.ts';
 import { storeCredential } from '../../src/credentials/credential-service.ts';
-import type { HistoryEntry } from '../../src/credentials/history-events.ts';
 import { inProcessOperations } from '../../src/formats/ldp-vc/bbs-2023/operations.ts';
 import type { SecuredDocument } from '../../src/formats/ldp-vc/bbs-2023/shared.ts';
 import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
@@ -70,11 +69,13 @@ export async function prepareHolder(
           store: state.store,
           contentKey: deriveKey(masterKey, 'credential-content/v1'),
           operations,
-          insertCredential: createCredentialInserter(state.database.db, state.database.dialect),
+          insertCredential: createCredentialInserter(
+            state.database.db,
+            state.database.dialect,
+            (db, entries) => recordHistory({ db, cipher: createFieldCipher(masterKey) }, entries),
+          ),
           formats: createFormatRegistry({ operations, jsonLd: benchJsonLd }),
           issuerTrustAnchors: [],
-          recordHistory: (entries: HistoryEntry[]) =>
-            recordHistory({ db: state.database.db, cipher: createFieldCipher(masterKey) }, entries),
         };
         const caller = { clientId: seeded.client.client_id, isMaster: false, parentId: null };
         for (const vc of credentials) {

@@ -3,6 +3,7 @@ import type { Dialect } from '../db/dialect.ts';
 import { createGroupCommit } from '../db/group-commit.ts';
 import { type Param, prepareQuery } from '../db/prepared-query.ts';
 import type { CredentialsTable, Database } from '../db/schema.ts';
+import type { HistoryEntry } from './history-events.ts';
 
 export type CredentialRow = Pick<
   Selectable<CredentialsTable>,
@@ -18,11 +19,32 @@ export async function insertCredential(
   await db.insertInto('credentials').values(row).execute();
 }
 
-export type CredentialInserter = (row: Insertable<CredentialsTable>) => Promise<void>;
+/** Writes wallet history events with the given connection or transaction (wallet/wallet-history.ts). */
+export type HistoryWriter = (db: Kysely<Database>, entries: HistoryEntry[]) => Promise<void>;
 
-/** insertCredential with group commit on SQLite (db/group-commit.ts). */
-export function createCredentialInserter(db: Kysely<Database>, dialect: Dialect): CredentialInserter {
-  return createGroupCommit(db, dialect, insertCredential, { statements: 'one' });
+/** Inserts a credential and its arrival in the holder's history, in one commit. */
+export type CredentialInserter = (row: Insertable<CredentialsTable>, arrival: HistoryEntry) => Promise<void>;
+
+/**
+ * insertCredential and the history's arrival event in one transaction, group-committed on SQLite
+ * (db/group-commit.ts): a credential is never stored without its arrival, and a store waits for
+ * one commit to the disk instead of two. A duplicate id fails the insert before the event is
+ * written.
+ */
+export function createCredentialInserter(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  writeHistory: HistoryWriter,
+): CredentialInserter {
+  const write = createGroupCommit(
+    db,
+    dialect,
+    async (tx, { row, arrival }: { row: Insertable<CredentialsTable>; arrival: HistoryEntry }) => {
+      await insertCredential(tx, row);
+      await writeHistory(tx, [arrival]);
+    },
+  );
+  return (row, arrival) => write({ row, arrival });
 }
 
 /** One credential of a user by its id: a prepared query (every store and most presentations ask it). */

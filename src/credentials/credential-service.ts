@@ -39,7 +39,7 @@ import type {
   StoreCredentialBody,
   StoredVc,
 } from './credential-schemas.ts';
-import { type RecordHistory, typesOf } from './history-events.ts';
+import { typesOf } from './history-events.ts';
 
 export interface CredentialDeps {
   db: Kysely<Database>;
@@ -50,13 +50,11 @@ export interface CredentialDeps {
   previousContentKeys?: readonly Uint8Array[];
   /** bbs-2023 verification and derivation, in this thread or in worker threads. */
   operations: Bbs2023Operations;
-  /** insertCredential, with group commit on SQLite (credential-repository.ts). */
+  /** The credential and its arrival in the wallet history, in one commit (credential-repository.ts). */
   insertCredential: CredentialInserter;
   formats: FormatRegistry;
   /** ISSUER_TRUST_ANCHORS: issuer certificates that chain to one are marked trusted. */
   issuerTrustAnchors: X509Certificate[];
-  /** The wallet history's arrival events (wallet/wallet-history.ts). */
-  recordHistory: RecordHistory;
   now?: () => Date;
 }
 
@@ -249,17 +247,30 @@ export async function storeCredential(
       ? null
       : deps.store.putEncrypted(checked.prepared, preparedContext(user.did), { durable: false }),
   ]);
+  const arrival = {
+    account: user,
+    event: {
+      kind: 'arrival' as const,
+      at: (deps.now?.() ?? new Date()).toISOString(),
+      credential: { id: credentialId, format: format.id, types: typesOf(parsed.summary.type) },
+      // The client's name is read when the history is shown, so a renamed client shows its new name.
+      from: { name: '', via: 'api' as const, identifier: String(caller.clientId) },
+    },
+  };
   try {
-    await deps.insertCredential({
-      user_id: user.user_id,
-      credential_id: credentialId,
-      cid,
-      content_hash: hash,
-      issuer_client_id: caller.clientId,
-      created_at: now(),
-      format: format.id,
-      prepared_cid: preparedCid,
-    });
+    await deps.insertCredential(
+      {
+        user_id: user.user_id,
+        credential_id: credentialId,
+        cid,
+        content_hash: hash,
+        issuer_client_id: caller.clientId,
+        created_at: now(),
+        format: format.id,
+        prepared_cid: preparedCid,
+      },
+      arrival,
+    );
   } catch (error) {
     // A concurrent store of the same id won the unique index; answer as if it came first.
     const winner = isUniqueViolation(error)
@@ -268,18 +279,6 @@ export async function storeCredential(
     if (winner) return same(winner);
     throw error;
   }
-  await deps.recordHistory([
-    {
-      account: user,
-      event: {
-        kind: 'arrival',
-        at: (deps.now?.() ?? new Date()).toISOString(),
-        credential: { id: credentialId, format: format.id, types: typesOf(parsed.summary.type) },
-        // The client's name is read when the history is shown, so a renamed client shows its new name.
-        from: { name: '', via: 'api', identifier: String(caller.clientId) },
-      },
-    },
-  ]);
   return { created: true, data: answer(cid) };
 }
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { DATABASE_KINDS } from '../helpers/databases.ts';
 import { leaksInternals, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -121,6 +122,48 @@ for (const kind of DATABASE_KINDS) {
       assert.equal((await server.request('DELETE', path_, { headers: someone.bearer })).status, 204);
       const after = await blockFiles();
       assert.equal(before.length - after.length, 2, 'the credential block and its prepared block are gone');
+    });
+
+    test('a credential is stored with its arrival in the wallet history or not at all', async () => {
+      const someone = await logInUser(server, rp, privateKeyToAccount(generatePrivateKey()));
+      const { user_id } = await server.database.db
+        .selectFrom('users')
+        .select('user_id')
+        .where('did', '=', someone.did)
+        .executeTakeFirstOrThrow();
+      // The history write fails for this person alone, as a full disk or a lost connection would.
+      const refuse =
+        kind === 'sqlite'
+          ? [
+              `create trigger refuse_history before insert on wallet_history when new.user_id = ${user_id}
+               begin select raise(abort, 'history refused'); end`,
+            ]
+          : [
+              `create function refuse_history() returns trigger language plpgsql as
+               $$ begin raise exception 'history refused'; end $$`,
+              `create trigger refuse_history before insert on wallet_history for each row
+               when (new.user_id = ${user_id}) execute function refuse_history()`,
+            ];
+      for (const statement of refuse) await sql.raw(statement).execute(server.database.db);
+      const signed = await issuer.issue(personCredential(issuer.did, someone.did, { first_name: 'Atomic' }));
+      const refused = await store(signed);
+      assert.ok(refused.status >= 500, refused.text);
+      assert.equal(leaksInternals(refused.text), false);
+      const listed = await server.request('GET', LIST, { headers: someone.bearer });
+      assert.deepEqual(listed.body.data, [], 'no credential without its arrival');
+
+      await sql
+        .raw('drop trigger refuse_history' + (kind === 'sqlite' ? '' : ' on wallet_history'))
+        .execute(server.database.db);
+      if (kind === 'postgres') await sql.raw('drop function refuse_history').execute(server.database.db);
+      const stored = await store(signed);
+      assert.equal(stored.status, 201, 'stored anew, not found from the failed attempt');
+      const history = await server.database.db
+        .selectFrom('wallet_history')
+        .select('kind')
+        .where('user_id', '=', user_id)
+        .execute();
+      assert.deepEqual(history, [{ kind: 'arrival' }]);
     });
 
     test('a prepared block lost or torn by an OS crash (written without fsync) leaves the proof computed in full', async () => {
