@@ -5,7 +5,7 @@ import { measure } from './load.ts';
 import { serverCpus } from './pinning.ts';
 import { tokenExchangeForm } from './scenarios/oidc.ts';
 import { type BenchDatabase, type BenchServer, startBenchServer } from './server.ts';
-import { measureSpanCost } from './span-cost.ts';
+import { measureSpanCost, measureUnsampledRequestCost } from './span-cost.ts';
 import { closedLoop, WARM_UP_SECONDS } from './timing.ts';
 import { prepareVerifier, sdJwtKind } from './verifier.ts';
 
@@ -186,6 +186,7 @@ export async function runTelemetryBenchmark(options: {
   const sink = await startSpanSink();
   const rows: string[] = [];
   let spanMicros = Number.NaN;
+  let unsampledMicros = Number.NaN;
   try {
     for (const database of options.databases) {
       for (const workload of WORKLOADS) {
@@ -216,6 +217,7 @@ export async function runTelemetryBenchmark(options: {
       }
     }
     spanMicros = await measureSpanCost(sink.url);
+    unsampledMicros = await measureUnsampledRequestCost();
   } finally {
     await sink.close();
   }
@@ -230,5 +232,6 @@ export async function runTelemetryBenchmark(options: {
     '',
     `spans exported to the sink: ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB of OTLP JSON`,
     `the OpenTelemetry SDK alone (bench/span-cost.ts, in this process): ${spanMicros.toFixed(1)} µs of CPU per span made, batched and exported`,
+    `a request the sampler drops (bench/span-cost.ts): ${unsampledMicros.toFixed(2)} µs of CPU more than untraced`,
   ].join('\n');
 }
