@@ -3,7 +3,7 @@ import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { createArchive, openArchive } from '../../src/backup/archive.ts';
-import { takeBackup } from '../../src/backup/backup-service.ts';
+import { type BackupDeps, takeBackup } from '../../src/backup/backup-service.ts';
 import { restoreBackup } from '../../src/backup/restore-service.ts';
 import { createClient } from '../../src/clients/client-admin.ts';
 import { openDatabase } from '../../src/db/database.ts';
@@ -28,11 +28,21 @@ async function dataDir(t: TestContext) {
   const { client_id: tenant } = await createClient(database.db, { name: 'Tenant', master: true });
   const store = createEncryptedStore({ backend: 'fs', dataDir: dir, masterKey: MASTER_KEY });
   let sequence = 0;
+  const backend = createFsBackend(path.join(dir, 'blocks'));
   return {
     dir,
     database,
     store,
-    backend: createFsBackend(path.join(dir, 'blocks')),
+    backend,
+    /** What `coffer backup` passes for this DATA_DIR. */
+    backupDeps: (): BackupDeps => ({
+      backend,
+      linkTo: backend.linkTo,
+      sqliteFile: path.join(dir, 'coffer.sqlite'),
+      dataDir: dir,
+      keyId: KEY_ID,
+      now: () => new Date(),
+    }),
     block: (value: unknown) => store.putEncrypted(value, OWNER),
     async addUser(profileCid: string) {
       sequence++;
@@ -139,17 +149,7 @@ test('a referenced block already gone from the store is reported missing, and th
   await source.addUser(present);
   await source.addUser(lost);
   await unlink(blockFile(source.dir, lost));
-  const report = await takeBackup(
-    {
-      backend: source.backend,
-      linkTo: source.backend.linkTo,
-      sqliteFile: path.join(source.dir, 'coffer.sqlite'),
-      dataDir: source.dir,
-      keyId: KEY_ID,
-      now: () => new Date(),
-    },
-    path.join(await tempDir(t), 'backup'),
-  );
+  const report = await takeBackup(source.backupDeps(), path.join(await tempDir(t), 'backup'));
   assert.deepEqual(report.missing, [lost]);
   assert.equal(report.blocks, 1);
 });
@@ -183,17 +183,7 @@ test('a prepared-statements block lost or torn by an OS crash is a cache: left o
   await unlink(blockFile(source.dir, lostPrepared));
   await unlink(blockFile(source.dir, lostCredential));
   await writeFile(blockFile(source.dir, tornPrepared), 'torn');
-  const report = await takeBackup(
-    {
-      backend: source.backend,
-      linkTo: source.backend.linkTo,
-      sqliteFile: path.join(source.dir, 'coffer.sqlite'),
-      dataDir: source.dir,
-      keyId: KEY_ID,
-      now: () => new Date(),
-    },
-    path.join(await tempDir(t), 'backup'),
-  );
+  const report = await takeBackup(source.backupDeps(), path.join(await tempDir(t), 'backup'));
   assert.deepEqual(report.missing, [lostCredential], 'only the credential is a loss');
   assert.equal(report.blocks, 2, 'the profile and the kept credential');
 });
