@@ -39,7 +39,7 @@ import type {
   StoreCredentialBody,
   StoredVc,
 } from './credential-schemas.ts';
-import { typesOf } from './history-events.ts';
+import { type HistoryEntry, typesOf } from './history-events.ts';
 
 export interface CredentialDeps {
   db: Kysely<Database>;
@@ -247,14 +247,14 @@ export async function storeCredential(
       ? null
       : deps.store.putEncrypted(checked.prepared, preparedContext(user.did), { durable: false }),
   ]);
-  const arrival = {
+  const arrival: HistoryEntry = {
     account: user,
     event: {
-      kind: 'arrival' as const,
+      kind: 'arrival',
       at: (deps.now?.() ?? new Date()).toISOString(),
       credential: { id: credentialId, format: format.id, types: typesOf(parsed.summary.type) },
       // The client's name is read when the history is shown, so a renamed client shows its new name.
-      from: { name: '', via: 'api' as const, identifier: String(caller.clientId) },
+      from: { name: '', via: 'api', identifier: String(caller.clientId) },
     },
   };
   try {

@@ -15,14 +15,20 @@ export const BLOCK_COLUMNS = [
 
 /**
  * The columns among those whose blocks are a cache, written without fsync: after an OS crash one
- * may be absent or torn, and its readers do without it (credentials.prepared_cid).
+ * may be absent or torn, and its readers do without it.
  */
-export const CACHE_BLOCKS_SQL = 'select prepared_cid as cid from credentials where prepared_cid is not null';
+export const CACHE_BLOCK_COLUMNS = [['credentials', 'prepared_cid']] as const;
+
+const cidsOf = (columns: ReadonlyArray<readonly [string, string]>) =>
+  columns
+    .map(([table, column]) => `select ${column} as cid from ${table} where ${column} is not null`)
+    .join(' union ');
 
 /** One query over both databases (and a SQLite snapshot opened on its own): each CID once. */
-export const REFERENCED_BLOCKS_SQL = BLOCK_COLUMNS.map(
-  ([table, column]) => `select ${column} as cid from ${table} where ${column} is not null`,
-).join(' union ');
+export const REFERENCED_BLOCKS_SQL = cidsOf(BLOCK_COLUMNS);
+
+/** The referenced blocks that are caches (CACHE_BLOCK_COLUMNS), in the same form. */
+export const CACHE_BLOCKS_SQL = cidsOf(CACHE_BLOCK_COLUMNS);
 
 /** The CIDs some row names, at one moment (one statement, so one snapshot of the database). */
 export async function readReferencedCids(db: Kysely<Database>): Promise<Set<string>> {

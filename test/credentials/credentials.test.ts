@@ -383,6 +383,17 @@ for (const kind of DATABASE_KINDS) {
     });
 
     test('concurrent stores of one credential give one CID; of one id with two contents, one wins and the other is 409', async () => {
+      const arrivals = async () =>
+        (
+          await server.database.db
+            .selectFrom('wallet_history as h')
+            .innerJoin('users as u', 'u.user_id', 'h.user_id')
+            .select('h.kind')
+            .where('u.did', '=', grace.did)
+            .where('h.kind', '=', 'arrival')
+            .execute()
+        ).length;
+      const arrivedBefore = await arrivals();
       const signed = await issuer.issue(personCredential(issuer.did, grace.did, { first_name: 'G' }));
       const answers = await Promise.all(Array.from({ length: 8 }, () => store(signed)));
       assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 200, 200, 200, 200, 200, 201]);
@@ -395,6 +406,11 @@ for (const kind of DATABASE_KINDS) {
       ]);
       const raced = await Promise.all([store(one), store(two)]);
       assert.deepEqual(raced.map((a) => a.status).sort(), [201, 409]);
+      assert.equal(
+        await arrivals(),
+        arrivedBefore + 2,
+        'one arrival per credential stored, none for the losers',
+      );
     });
 
     test('no claim value is readable in the block store or the database', async () => {
