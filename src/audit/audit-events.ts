@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { prepareQuery } from '../db/prepared-query.ts';
 import type { Database } from '../db/schema.ts';
 
 /**
@@ -37,25 +38,48 @@ export interface Audit {
   record(tx: Kysely<Database>, event: AuditEvent): Promise<void>;
 }
 
+interface AuditRow extends Record<string, unknown> {
+  occurred_at: string;
+  client_id: number | null;
+  actor: string;
+  event_type: string;
+  targets: string;
+  outcome: 'success' | 'failure';
+  reason: string | null;
+  request_id: string | null;
+}
+
+// Compiled once: an issuance records two or three events, and building each insert with Kysely
+// cost more than running it (docs/benchmarks.md, "Seventh run").
+const insertRow = prepareQuery<AuditRow, never>((db, param) =>
+  db.insertInto('audit_events').values({
+    occurred_at: param('occurred_at'),
+    client_id: param('client_id'),
+    actor: param('actor'),
+    event_type: param('event_type'),
+    targets: param('targets'),
+    outcome: param('outcome'),
+    reason: param('reason'),
+    request_id: param('request_id'),
+  }),
+);
+
 /** Inserts the unsealed row. */
 export async function insertAuditEvent(
   db: Kysely<Database>,
   event: AuditEvent,
   at = new Date(),
 ): Promise<void> {
-  await db
-    .insertInto('audit_events')
-    .values({
-      occurred_at: at.toISOString(),
-      client_id: event.clientId,
-      actor: event.actor,
-      event_type: event.type,
-      targets: JSON.stringify(event.targets ?? {}),
-      outcome: event.outcome ?? 'success',
-      reason: event.reason ?? null,
-      request_id: event.requestId ?? null,
-    })
-    .execute();
+  await insertRow(db, {
+    occurred_at: at.toISOString(),
+    client_id: event.clientId,
+    actor: event.actor,
+    event_type: event.type,
+    targets: JSON.stringify(event.targets ?? {}),
+    outcome: event.outcome ?? 'success',
+    reason: event.reason ?? null,
+    request_id: event.requestId ?? null,
+  });
 }
 
 /** An audit that writes rows and asks `afterWrite` (the sealer's nudge) to seal them soon. */
