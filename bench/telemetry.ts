@@ -22,14 +22,38 @@ import { prepareVerifier, sdJwtKind } from './verifier.ts';
  * swung by ±20 % on a shared host; in slices seconds apart, every variant meets the same machine.
  * A server's CPU per act is its process's CPU over the whole sliced period (so spans it exports
  * after its slice count) over the acts of its slices; idle, a server spends next to nothing.
+ *
+ * The turns follow a balanced Latin square: every variant comes right after every other one
+ * equally often. In a plain rotation the sampled variant always followed the fully traced one,
+ * whose exports, batched and sent after its slice on the same core, fell into the sampled slice.
+ * Each turn also gives a paired ratio (a variant's slice against the baseline's slice of the same
+ * turn); their median is the figure that drift between turns does not move.
  */
 interface Figures {
-  /** Acts per second of each slice. */
+  /** Acts per second of each slice, in turn order. */
   perSecond: number[];
   /** Server CPU ms per act of each slice, work deferred past the slice not included. */
   sliceCpuMs: number[];
-  /** Server CPU ms per act over the whole period. */
+  /** Each process's CPU ms per act over the whole period. */
+  processCpuMs: number[];
+  /** Server CPU ms per act over the whole period: the mean of its processes. */
   cpuMs: number;
+}
+
+/**
+ * The order of the variants in each turn: a balanced Latin square (Williams), so that over `n`
+ * turns every variant directly follows every other exactly once, and each is first once.
+ */
+export function balancedOrder(n: number, turn: number): number[] {
+  const first = Array.from({ length: n }, (_, j) => (j % 2 === 0 ? j / 2 : n - (j + 1) / 2));
+  const row = first.map((value) => (value + (turn % n)) % n);
+  // With an odd count a square and its mirror together balance what follows what.
+  return n % 2 === 1 && Math.floor(turn / n) % 2 === 1 ? row.reverse() : row;
+}
+
+/** The median over turns of a variant's figure divided by the baseline's in the same turn. */
+export function pairedRatio(values: number[], baseline: number[]): number {
+  return median(values.map((value, turn) => value / baseline[turn]!));
 }
 
 type Variant = { name: string; env: (receiver: string) => Record<string, string> };
@@ -132,48 +156,72 @@ function median(values: number[]): number {
 /** How long a server takes to send what it batched (OTEL_BSP_SCHEDULE_DELAY is 5 s by default). */
 const SETTLE_MS = 6000;
 
-/** Every variant's figures for one workload, in slices taken in turn. */
+/**
+ * Every variant's figures for one workload, in slices taken in turn. Each variant runs in
+ * `processes` server processes: two processes of the same code and settings differed by up to
+ * 15 % in CPU per act (V8 compiles each its own way), more than the effects measured here, so a
+ * variant's figure is over several, and its turn is a slice on each of them.
+ */
 async function measureWorkload(
   workload: Workload,
   database: BenchDatabase,
   envs: Record<string, string>[],
-  connections: number,
-  duration: number,
-  rounds: number,
+  options: { connections: number; duration: number; rounds: number; processes: number },
 ): Promise<Figures[]> {
-  const servers: BenchServer[] = [];
+  const { connections, duration, rounds, processes } = options;
+  const servers: BenchServer[][] = envs.map(() => []);
+  const slices: Slice[][] = envs.map(() => []);
   try {
-    const slices: Slice[] = [];
-    for (const env of envs) {
-      const server = await startBenchServer(database, { ...workload.env, ...env });
-      servers.push(server);
-      slices.push(await workload.prepare(server, connections));
+    // Started interleaved, so no variant gets all the first (or last) processes.
+    for (let p = 0; p < processes; p++) {
+      for (const [v, env] of envs.entries()) {
+        const server = await startBenchServer(database, { ...workload.env, ...env });
+        servers[v]!.push(server);
+        slices[v]!.push(await workload.prepare(server, connections));
+      }
     }
-    const figures = envs.map(() => ({ perSecond: [] as number[], sliceCpuMs: [] as number[], acts: 0 }));
-    const cpuAtStart = await Promise.all(servers.map((server) => server.cpuMicros()));
-    const seconds = duration / rounds;
+    const cpuOf = (v: number) => Promise.all(servers[v]!.map((server) => server.cpuMicros()));
+    const figures = envs.map(() => ({
+      perSecond: [] as number[],
+      sliceCpuMs: [] as number[],
+      acts: servers[0]!.map(() => 0),
+    }));
+    const cpuAtStart = await Promise.all(envs.map((_, v) => cpuOf(v)));
+    const seconds = duration / rounds / processes;
     for (let round = 0; round < rounds; round++) {
-      for (let i = 0; i < envs.length; i++) {
-        const v = (i + round) % envs.length; // each variant first in turn
-        const before = await servers[v]!.cpuMicros();
-        const started = performance.now();
-        const acts = await slices[v]!(seconds);
-        const elapsed = (performance.now() - started) / 1000;
-        const spent = (await servers[v]!.cpuMicros()) - before;
-        figures[v]!.acts += acts;
+      for (const v of balancedOrder(envs.length, round)) {
+        let acts = 0;
+        let elapsed = 0;
+        let spent = 0;
+        for (let i = 0; i < processes; i++) {
+          const p = (i + round) % processes;
+          const before = await servers[v]![p]!.cpuMicros();
+          const started = performance.now();
+          const done = await slices[v]![p]!(seconds);
+          elapsed += (performance.now() - started) / 1000;
+          spent += (await servers[v]![p]!.cpuMicros()) - before;
+          acts += done;
+          figures[v]!.acts[p]! += done;
+        }
         figures[v]!.perSecond.push(acts / elapsed);
         figures[v]!.sliceCpuMs.push(spent / 1000 / Math.max(acts, 1));
       }
     }
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const cpuAtEnd = await Promise.all(servers.map((server) => server.cpuMicros()));
-    return figures.map((f, v) => ({
-      perSecond: f.perSecond,
-      sliceCpuMs: f.sliceCpuMs,
-      cpuMs: (cpuAtEnd[v]! - cpuAtStart[v]!) / 1000 / Math.max(f.acts, 1),
-    }));
+    const cpuAtEnd = await Promise.all(envs.map((_, v) => cpuOf(v)));
+    return figures.map((f, v) => {
+      const processCpuMs = f.acts.map(
+        (acts, p) => (cpuAtEnd[v]![p]! - cpuAtStart[v]![p]!) / 1000 / Math.max(acts, 1),
+      );
+      return {
+        perSecond: f.perSecond,
+        sliceCpuMs: f.sliceCpuMs,
+        processCpuMs,
+        cpuMs: processCpuMs.reduce((sum, value) => sum + value, 0) / processes,
+      };
+    });
   } finally {
-    await Promise.all(servers.map((server) => server.stop()));
+    await Promise.all(servers.flat().map((server) => server.stop()));
   }
 }
 
@@ -182,7 +230,8 @@ export async function runTelemetryBenchmark(options: {
   duration: number;
   connections: number;
 }): Promise<string> {
-  const rounds = Math.max(1, Number(process.env['BENCH_TELEMETRY_ROUNDS'] ?? 10));
+  const rounds = Math.max(1, Number(process.env['BENCH_TELEMETRY_ROUNDS'] ?? 12));
+  const processes = Math.max(1, Number(process.env['BENCH_TELEMETRY_PROCESSES'] ?? 3));
   const sink = await startSpanSink();
   const rows: string[] = [];
   let spanMicros = Number.NaN;
@@ -194,9 +243,7 @@ export async function runTelemetryBenchmark(options: {
           workload,
           database,
           VARIANTS.map((variant) => variant.env(sink.url)),
-          options.connections,
-          options.duration,
-          rounds,
+          { connections: options.connections, duration: options.duration, rounds, processes },
         );
         console.error(`done: telemetry ${workload.name} ${database}`);
         const baseline = figures[0]!;
@@ -211,7 +258,7 @@ export async function runTelemetryBenchmark(options: {
             `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
           const perSecond = median(f.perSecond);
           rows.push(
-            `| ${workload.name} | ${database} | ${options.connections} | ${variant.name} | ${perSecond.toFixed(1)} | ${range(f.perSecond, 1)} | ${change(perSecond, median(baseline.perSecond))} | ${f.cpuMs.toFixed(3)} | ${range(f.sliceCpuMs, 3)} | ${change(f.cpuMs, baseline.cpuMs)} |`,
+            `| ${workload.name} | ${database} | ${options.connections} | ${variant.name} | ${perSecond.toFixed(1)} | ${range(f.perSecond, 1)} | ${change(perSecond, median(baseline.perSecond))} | ${change(pairedRatio(f.perSecond, baseline.perSecond), 1)} | ${f.cpuMs.toFixed(3)} | ${f.processCpuMs.map((value) => value.toFixed(3)).join(', ')} | ${change(f.cpuMs, baseline.cpuMs)} | ${change(pairedRatio(f.sliceCpuMs, baseline.sliceCpuMs), 1)} |`,
           );
         });
       }
@@ -222,12 +269,12 @@ export async function runTelemetryBenchmark(options: {
     await sink.close();
   }
   return [
-    `${rounds} slices per variant of ${(options.duration / rounds).toFixed(1)} s, the variants in turn; throughput: median and range of the slices; CPU: the whole period over its acts, range of the slices`,
+    `${processes} server processes per variant, ${rounds} turns of a slice of ${(options.duration / rounds / processes).toFixed(1)} s on each, the variants in turn (a balanced Latin square); throughput: median and range of the turns; CPU: each process's whole period over its acts, and their mean; paired: the median over turns of each turn against the baseline's turn of the same round`,
     '',
     `server on cores ${serverCpus() ?? 'shared with the load generator'}`,
     '',
-    '| workload | db | concurrent | variant | per second | range /s | throughput vs no audit, no tracing | server CPU ms each | range ms | CPU vs no audit, no tracing |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| workload | db | concurrent | variant | per second | range /s | throughput vs no audit, no tracing | paired | server CPU ms each | by process, ms | CPU vs no audit, no tracing | paired |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
     `spans exported to the sink: ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB of OTLP JSON`,
