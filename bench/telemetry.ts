@@ -16,12 +16,13 @@ import { prepareVerifier, sdJwtKind } from './verifier.ts';
  * spans over OTLP/HTTP to a receiver in this process that reads and drops them, so the cost
  * includes making, batching and sending spans.
  *
- * For each workload and group (GROUPS) a server per variant runs at once, warmed, and the load goes to one at a time
- * in short slices, the variants in turn (BENCH_TELEMETRY_ROUNDS turns, `duration` seconds per
- * variant in all). Measured one after another, minutes apart, the same variant's CPU per act
- * swung by ±20 % on a shared host; in slices seconds apart, every variant meets the same machine.
- * A server's CPU per act is its process's CPU over the whole sliced period (so spans it exports
- * after its slice count) over the acts of its slices; idle, a server spends next to nothing.
+ * For each workload and group (GROUPS), the servers of every variant (BENCH_TELEMETRY_PROCESSES
+ * each) run at once, warmed, and the load goes to one at a time in short slices, the variants in
+ * turn (BENCH_TELEMETRY_ROUNDS turns, `duration` seconds per variant in all). Measured one after
+ * another, minutes apart, the same variant's CPU per act swung by ±20 % on a shared host; in
+ * slices seconds apart, every variant meets the same machine. A server's CPU per act is its
+ * process's CPU over the whole sliced period (so spans it exports after its slice count) over the
+ * acts of its slices; idle, a server spends next to nothing.
  *
  * The turns follow a balanced Latin square: every variant comes right after every other one
  * equally often. In a plain rotation the sampled variant always followed the fully traced one,
@@ -82,7 +83,10 @@ const GROUPS: Variant[][] = [
       }),
     },
   ],
-  [BASELINE, { name: 'audit + tracing (every span)', env: TRACING }],
+  [
+    { ...BASELINE, name: 'no audit, no tracing (beside every span)' },
+    { name: 'audit + tracing (every span)', env: TRACING },
+  ],
 ];
 
 /** An OTLP/HTTP endpoint that takes spans and drops them; counts what it got. */
