@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { prepareQuery } from '../db/prepared-query.ts';
-import type { Database } from '../db/schema.ts';
+import type { AuditEventsTable, Database } from '../db/schema.ts';
 
 /**
  * Who acted: an API client, a person (their account id), a console administrator, an operator
@@ -38,16 +38,8 @@ export interface Audit {
   record(tx: Kysely<Database>, event: AuditEvent): Promise<void>;
 }
 
-interface AuditRow extends Record<string, unknown> {
-  occurred_at: string;
-  client_id: number | null;
-  actor: string;
-  event_type: string;
-  targets: string;
-  outcome: 'success' | 'failure';
-  reason: string | null;
-  request_id: string | null;
-}
+/** An unsealed row: the chain's columns are filled in by the sealer (audit-sealer.ts). */
+type AuditRow = Omit<AuditEventsTable, 'id' | 'chain_seq' | 'prev_hash' | 'hash'>;
 
 // Compiled once: an issuance records two or three events, and building each insert with Kysely
 // cost more than running it (docs/benchmarks.md, "Seventh run").
