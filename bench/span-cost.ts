@@ -1,5 +1,6 @@
 import { type Context, context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import {
   BatchSpanProcessor,
   ParentBasedSampler,
@@ -12,14 +13,19 @@ const SPANS_PER_REQUEST = 10;
 
 /**
  * What the OpenTelemetry JavaScript SDK itself costs per span, apart from Coffer: CPU time in this
- * process to make a span, batch it and export it over OTLP/HTTP to `receiver` (the telemetry
+ * process to make a span, batch it and export it over OTLP/HTTP in `encoding` to `receiver` (the telemetry
  * bench's sink, whose reading of the bytes runs in this process too and is counted), with the
  * same attributes Coffer's server and statement spans carry. The provider is not registered
  * globally, so nothing else in this process is traced.
  */
-export async function measureSpanCost(receiver: string, requests = 20_000): Promise<number> {
+export async function measureSpanCost(
+  receiver: string,
+  encoding: 'http/protobuf' | 'http/json',
+  requests = 20_000,
+): Promise<number> {
+  const Exporter = encoding === 'http/protobuf' ? ProtobufExporter : JsonExporter;
   const provider = new NodeTracerProvider({
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${receiver}/v1/traces` }))],
+    spanProcessors: [new BatchSpanProcessor(new Exporter({ url: `${receiver}/v1/traces` }))],
   });
   const tracer = provider.getTracer('coffer');
   const request = async () => {

@@ -96,7 +96,12 @@ async function startSpanSink() {
     request.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
     });
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    // An empty ExportTraceServiceResponse in the request's encoding (protobuf unless told JSON).
+    request.on('end', () => {
+      const json = String(request.headers['content-type']).startsWith('application/json');
+      response.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
+      response.end(json ? '{}' : undefined);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -248,8 +253,9 @@ export async function runTelemetryBenchmark(options: {
   const processes = Math.max(1, Number(process.env['BENCH_TELEMETRY_PROCESSES'] ?? 3));
   const sink = await startSpanSink();
   const rows: string[] = [];
-  let spanMicros = Number.NaN;
+  const spanMicros = { 'http/protobuf': Number.NaN, 'http/json': Number.NaN };
   let unsampledMicros = Number.NaN;
+  let serverBytes = 0;
   try {
     for (const database of options.databases) {
       for (const workload of WORKLOADS) {
@@ -279,7 +285,10 @@ export async function runTelemetryBenchmark(options: {
         console.error(`done: telemetry ${workload.name} ${database}`);
       }
     }
-    spanMicros = await measureSpanCost(sink.url);
+    serverBytes = sink.bytes();
+    // Alternated, twice each, so neither encoding always meets a colder process.
+    for (const encoding of ['http/json', 'http/protobuf', 'http/json', 'http/protobuf'] as const)
+      spanMicros[encoding] = await measureSpanCost(sink.url, encoding);
     unsampledMicros = await measureUnsampledRequestCost();
   } finally {
     await sink.close();
@@ -293,8 +302,8 @@ export async function runTelemetryBenchmark(options: {
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
-    `spans exported to the sink: ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB of OTLP JSON`,
-    `the OpenTelemetry SDK alone (bench/span-cost.ts, in this process): ${spanMicros.toFixed(1)} µs of CPU per span made, batched and exported`,
+    `spans the servers exported to the sink: ${(serverBytes / 1024 / 1024).toFixed(1)} MiB of OTLP (${process.env['OTEL_EXPORTER_OTLP_PROTOCOL'] ?? 'http/protobuf'})`,
+    `the OpenTelemetry SDK alone (bench/span-cost.ts, in this process): ${spanMicros['http/protobuf'].toFixed(1)} µs of CPU per span made, batched and exported as protobuf, ${spanMicros['http/json'].toFixed(1)} µs as JSON`,
     `a request the sampler drops (bench/span-cost.ts): ${unsampledMicros.toFixed(2)} µs of CPU more than untraced`,
   ].join('\n');
 }

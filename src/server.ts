@@ -2,6 +2,7 @@ import { buildApp } from './app.ts';
 import { curveChoice } from './bbs/curve.ts';
 import { ConfigError, readConfig } from './config/config.ts';
 import { loadMasterKeyRing } from './config/master-key.ts';
+import { tracesProtocol } from './config/traces-protocol.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { startTracing } from './telemetry/tracing.ts';
@@ -9,7 +10,7 @@ import { startTracing } from './telemetry/tracing.ts';
 async function main(): Promise<void> {
   const config = readConfig(process.env);
   // Before the database opens: its statement spans are set up when it is.
-  const tracing = await startTracing(process.env);
+  const tracing = await startTracing(process.env, tracesProtocol);
   const masterKey = await loadMasterKeyRing(config);
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db, database.dialect);
@@ -31,7 +32,11 @@ async function main(): Promise<void> {
       ? 'BBS runs on the native backend (blst)'
       : 'BBS runs on the WebAssembly backend (mcl-wasm)',
   );
-  if (tracing) app.log.info('traces are exported with OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)');
+  if (tracing)
+    app.log.info(
+      { protocol: tracing.protocol },
+      'traces are exported with OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)',
+    );
   if (config.environment === 'development')
     app.log.info('running in development mode (NODE_ENV=production for production)');
 

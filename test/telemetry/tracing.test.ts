@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { fastBbs } from '../../src/bbs/index.ts';
 import { createClient } from '../../src/clients/client-admin.ts';
+import { ConfigError } from '../../src/config/config.ts';
+import { tracesProtocol } from '../../src/config/traces-protocol.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { registerContext } from '../../src/formats/ldp-vc/contexts/context-admin.ts';
 import { tracingRequested } from '../../src/telemetry/tracing.ts';
@@ -33,6 +38,28 @@ describe('tracing switch', () => {
       }),
       false,
     );
+  });
+
+  test('traces go as OTLP protobuf unless a protocol variable says JSON; gRPC is refused at start', () => {
+    assert.equal(tracesProtocol({}), 'http/protobuf');
+    assert.equal(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), 'http/json');
+    assert.equal(
+      tracesProtocol({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      }),
+      'http/protobuf',
+      'the traces variable wins over the general one',
+    );
+    for (const [variable, value] of [
+      ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
+      ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'http/xml'],
+    ] as const)
+      assert.throws(
+        () => tracesProtocol({ [variable]: value }),
+        (error) =>
+          error instanceof ConfigError && error.variable === variable && error.message.includes(value),
+      );
   });
 });
 
@@ -129,6 +156,51 @@ for (const kind of DATABASE_KINDS) {
       for (const secret of [email, 'Tracy', 'Spanner', token, did, ...claims])
         assert.ok(!exported.includes(secret), `an exported span holds ${secret}`);
       assert.match(exported, /coffer-under-test/);
+      // No protocol variable: protobuf, the specification's default.
+      assert.deepEqual(new Set(receiver.contentTypes), new Set(['application/x-protobuf']));
+    });
+
+    test('OTEL_EXPORTER_OTLP_PROTOCOL=http/json sends the same spans as JSON', async () => {
+      const receiver = await startOtlpReceiver();
+      cleanups.push(() => receiver.close());
+      const database = await createTestDatabase(kind);
+      cleanups.push(() => database.drop());
+      const server = await startServerProcess(
+        await processEnv(database, {
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_BSP_SCHEDULE_DELAY: '50',
+        }),
+      );
+      cleanups.push(() => server.kill('SIGTERM'));
+      const answer = await fetch(`${server.url}/.well-known/openid-configuration`);
+      assert.equal(answer.status, 200);
+      const route = await receiver.waitFor((s) => s.name === 'GET /.well-known/openid-configuration');
+      assert.equal(route.kind, 2, 'a server span');
+      assert.match(route.traceId, /^[0-9a-f]{32}$/);
+      assert.deepEqual(new Set(receiver.contentTypes), new Set(['application/json']));
+    });
+
+    test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start with a configuration error', async () => {
+      const database = await createTestDatabase(kind);
+      cleanups.push(() => database.drop());
+      const env = await processEnv(database, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      });
+      const main = path.resolve(import.meta.dirname, '../../src/main.ts');
+      const started = await promisify(execFile)(process.execPath, [main], {
+        env: { ...process.env, ...env },
+        timeout: 30_000,
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      assert.equal(started.code, 1);
+      assert.match(
+        started.stderr,
+        /configuration error: OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported/,
+      );
     });
 
     test('without OTEL_* variables nothing is exported', async () => {
