@@ -70,8 +70,8 @@ const BASELINE: Variant = { name: 'no audit, no tracing', env: () => ({ AUDIT_TR
  * their slices on the same core and received by this process, slowed the slices of the others:
  * 5 % sampling measured +8.7 % CPU on the issuance beside them and +0.0 % without them.
  */
-const GROUPS: Variant[][] = [
-  [
+const GROUPS: Record<'operator' | 'every-span', Variant[]> = {
+  operator: [
     BASELINE,
     { name: 'audit (default)', env: () => ({}) },
     {
@@ -83,11 +83,21 @@ const GROUPS: Variant[][] = [
       }),
     },
   ],
-  [
+  'every-span': [
     { ...BASELINE, name: 'no audit, no tracing (beside every span)' },
     { name: 'audit + tracing (every span)', env: TRACING },
   ],
-];
+};
+
+/** BENCH_TELEMETRY_GROUPS=operator (or every-span) measures one group only; both by default. */
+function chosenGroups(): Variant[][] {
+  const names = (process.env['BENCH_TELEMETRY_GROUPS'] ?? 'operator,every-span').split(',');
+  return names.map((name) => {
+    const group = GROUPS[name.trim() as keyof typeof GROUPS];
+    if (!group) throw new Error(`BENCH_TELEMETRY_GROUPS: no group "${name}" (operator, every-span)`);
+    return group;
+  });
+}
 
 /** An OTLP/HTTP endpoint that takes spans and drops them; counts what it got. */
 async function startSpanSink() {
@@ -251,6 +261,7 @@ export async function runTelemetryBenchmark(options: {
 }): Promise<string> {
   const rounds = Math.max(1, Number(process.env['BENCH_TELEMETRY_ROUNDS'] ?? 12));
   const processes = Math.max(1, Number(process.env['BENCH_TELEMETRY_PROCESSES'] ?? 3));
+  const groups = chosenGroups();
   const sink = await startSpanSink();
   const rows: string[] = [];
   const spanMicros = { 'http/protobuf': Number.NaN, 'http/json': Number.NaN };
@@ -259,7 +270,7 @@ export async function runTelemetryBenchmark(options: {
   try {
     for (const database of options.databases) {
       for (const workload of WORKLOADS) {
-        for (const variants of GROUPS) {
+        for (const variants of groups) {
           const figures = await measureWorkload(
             workload,
             database,
