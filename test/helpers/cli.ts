@@ -12,8 +12,11 @@ export async function coffer(
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
+    // A CLI that hangs fails its test in two minutes instead of holding the whole run.
     const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
       env: { ...process.env, ...server.env },
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
