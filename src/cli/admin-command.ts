@@ -15,7 +15,7 @@ import {
   parse,
   recordCliEvent,
   UsageError,
-} from './commands.ts';
+} from './command-line.ts';
 
 export interface AdminCommandDeps extends CliDeps {
   /** The blind indexes of an e-mail address under each key of the master-key ring, current first. */

@@ -4,7 +4,7 @@ import { sealAuditEvents } from '../audit/audit-sealer.ts';
 import { verifyAuditChain } from '../audit/audit-verify.ts';
 import type { Dialect } from '../db/dialect.ts';
 import type { Database } from '../db/schema.ts';
-import { parse, UsageError } from './commands.ts';
+import { parse, UsageError } from './command-line.ts';
 
 export interface AuditCommandDeps {
   db: Kysely<Database>;

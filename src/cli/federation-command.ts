@@ -1,6 +1,6 @@
 import { enableFederation, rotateFederationKeys } from '../federation/federation-service.ts';
 import { isEntityIdentifier } from '../trust/federation/entity-statement.ts';
-import { type CliDeps, type CommandResult, parse, UsageError } from './commands.ts';
+import { type CliDeps, type CommandResult, parse, UsageError } from './command-line.ts';
 
 /**
  * `coffer federation enable [--authority-hint URL]... [--name NAME]`: Coffer becomes a federation

@@ -3,14 +3,8 @@ import { enableIssuer } from '../issuer/issuer-admin.ts';
 import { signerCertificateWarnings } from '../issuer/signer-certificate-checks.ts';
 import { DEVELOPMENT_COUNTRY } from '../keys/development-certificate.ts';
 import { isCountryCode } from '../options/code-lists.ts';
-import {
-  type CliDeps,
-  type CommandResult,
-  clientIdOf,
-  parse,
-  signingMaterialOf,
-  UsageError,
-} from './commands.ts';
+import { type CliDeps, type CommandResult, clientIdOf, parse, UsageError } from './command-line.ts';
+import { signingMaterialOf } from './signing-material.ts';
 
 /**
  * `coffer issuer enable --client ID [--key FILE --chain FILE | --country CC] [--haip]`: the

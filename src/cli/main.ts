@@ -5,15 +5,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { CofferError } from '../errors.ts';
 import { createEmailIndexes } from '../keys/blind-index.ts';
 import { createFieldCipher } from '../keys/field-cipher.ts';
-import { runAdminCommand } from './admin-command.ts';
-import { runAuditCommand } from './audit-command.ts';
-import { type CommandResult, runCommand, USAGE, UsageError } from './commands.ts';
-import { runFederationCommand } from './federation-command.ts';
-import { runIssuerCommand } from './issuer-command.ts';
-import { runMasterKeyCommand } from './master-key-command.ts';
-import { runStorageCommand, STORAGE_COMMANDS } from './storage-commands.ts';
-import { runVerifierCommand } from './verifier-command.ts';
-import { runWalletProviderCommand } from './wallet-provider-command.ts';
+import { type CommandResult, STORAGE_COMMANDS, USAGE, UsageError } from './command-line.ts';
 
 const argv = process.argv.slice(2);
 const json = argv.includes('--json');
@@ -31,7 +23,10 @@ if (argv[0] === '--help' || argv[0] === 'help') {
 }
 
 try {
+  // Each command loads its own modules only, when it runs: an operator (or a test) waits for the
+  // command, not for every other command's dependencies.
   if (argv[0] === 'wallet-provider') {
+    const { runWalletProviderCommand } = await import('./wallet-provider-command.ts');
     const result = await runWalletProviderCommand(argv);
     process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     process.exit(0);
@@ -40,6 +35,7 @@ try {
   // Backups, restores and storage collection open what they need themselves: a restore must
   // find DATA_DIR empty, so nothing may create the database first.
   if (STORAGE_COMMANDS.has(argv[0]!)) {
+    const { runStorageCommand } = await import('./storage-commands.ts');
     const result = await runStorageCommand(config, argv);
     process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     process.exit(0);
@@ -56,6 +52,7 @@ try {
       cipher: async () => createFieldCipher((await loadMasterKeyRing(config)).ring),
     };
     if (argv[0] === 'audit') {
+      const { runAuditCommand } = await import('./audit-command.ts');
       process.exitCode = await runAuditCommand(
         {
           db: database.db,
@@ -68,24 +65,25 @@ try {
     }
     // The command groups with their own runner; every other command is runCommand's.
     const runners: Record<string, () => Promise<CommandResult>> = {
-      admin: () =>
-        runAdminCommand(
+      admin: async () =>
+        (await import('./admin-command.ts')).runAdminCommand(
           { ...deps, emailIndexes: async () => createEmailIndexes((await loadMasterKeyRing(config)).ring) },
           argv,
         ),
-      verifier: () => runVerifierCommand(deps, argv),
-      issuer: () => runIssuerCommand(deps, argv),
-      federation: () => runFederationCommand(deps, argv),
-      'master-key': () =>
-        runMasterKeyCommand(
+      verifier: async () => (await import('./verifier-command.ts')).runVerifierCommand(deps, argv),
+      issuer: async () => (await import('./issuer-command.ts')).runIssuerCommand(deps, argv),
+      federation: async () => (await import('./federation-command.ts')).runFederationCommand(deps, argv),
+      'master-key': async () =>
+        (await import('./master-key-command.ts')).runMasterKeyCommand(
           { db: database.db, config, log: (line) => process.stderr.write(`coffer: ${line}\n`) },
           argv,
         ),
     };
+    const runOther = async () => (await import('./commands.ts')).runCommand(deps, argv);
     const result =
       argv[0] === 'audit'
         ? undefined
-        : await (Object.hasOwn(runners, argv[0]!) ? runners[argv[0]!]! : () => runCommand(deps, argv))();
+        : await (Object.hasOwn(runners, argv[0]!) ? runners[argv[0]!]! : runOther)();
     if (result) process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     // A rotation that could not rewrite everything says so in its report and in its exit status.
     if (argv[0] === 'master-key' && (result!.json as { failed: number }).failed > 0) process.exitCode = 1;

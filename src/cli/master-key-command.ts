@@ -15,7 +15,7 @@ import { createFieldCipher } from '../keys/field-cipher.ts';
 import { fixedKeyRing, masterKeyId } from '../keys/master-key-ring.ts';
 import { type RotationReport, rotateMasterKey } from '../master-key/rotation.ts';
 import { createEncryptedStore, fsyncDir } from '../storage/index.ts';
-import { type CommandResult, parse, UsageError } from './commands.ts';
+import { type CommandResult, parse, UsageError } from './command-line.ts';
 
 export interface MasterKeyDeps {
   db: Kysely<Database>;

@@ -18,10 +18,7 @@ import {
   createFsBackend,
   createKuboBackend,
 } from '../storage/index.ts';
-import { type CommandResult, parse, UsageError } from './commands.ts';
-
-/** The commands that handle the block store and whole backups; they open what they need themselves. */
-export const STORAGE_COMMANDS = new Set(['storage', 'backup', 'restore']);
+import { type CommandResult, parse, UsageError } from './command-line.ts';
 
 const DEFAULT_GRACE_SECONDS = 3600;
 /** Ten years: a larger grace is a typo, not a policy. */

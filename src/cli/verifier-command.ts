@@ -1,12 +1,6 @@
 import { enableVerifier } from '../verifier/verifier-admin.ts';
-import {
-  type CliDeps,
-  type CommandResult,
-  clientIdOf,
-  parse,
-  signingMaterialOf,
-  UsageError,
-} from './commands.ts';
+import { type CliDeps, type CommandResult, clientIdOf, parse, UsageError } from './command-line.ts';
+import { signingMaterialOf } from './signing-material.ts';
 
 /**
  * `coffer verifier enable --client ID [--key FILE --chain FILE]`: the client's request-signing

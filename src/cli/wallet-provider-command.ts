@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createDevelopmentWalletProvider } from '../keys/development-wallet-provider.ts';
-import { type CommandResult, parse, UsageError } from './commands.ts';
+import { type CommandResult, parse, UsageError } from './command-line.ts';
 
 /**
  * `coffer wallet-provider create --dir DIR [--name NAME]`: needs no database or master key, so
