@@ -70,12 +70,29 @@ const BASELINE: Variant = { name: 'no audit, no tracing', env: () => ({ AUDIT_TR
  * their slices on the same core and received by this process, slowed the slices of the others:
  * 5 % sampling measured +8.7 % CPU on the issuance beside them and +0.0 % without them.
  */
-const GROUPS: Record<'operator' | 'every-span', Variant[]> = {
+const GROUPS: Record<'operator' | 'dropped' | 'every-span', Variant[]> = {
   operator: [
     BASELINE,
     { name: 'audit (default)', env: () => ({}) },
     {
       name: 'audit + tracing 5 % sampled',
+      env: (receiver) => ({
+        ...TRACING(receiver),
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.05',
+      }),
+    },
+  ],
+  // Where 5 % sampling's cost lies: the SDK loaded and every request's context (no span kept), or
+  // the spans a twentieth of the requests export. The audit trail is on in all three.
+  dropped: [
+    { name: 'audit (default), no tracing', env: () => ({}) },
+    {
+      name: 'audit + tracing, every request dropped',
+      env: (receiver) => ({ ...TRACING(receiver), OTEL_TRACES_SAMPLER: 'always_off' }),
+    },
+    {
+      name: 'audit + tracing 5 % sampled (beside dropped)',
       env: (receiver) => ({
         ...TRACING(receiver),
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
@@ -89,12 +106,21 @@ const GROUPS: Record<'operator' | 'every-span', Variant[]> = {
   ],
 };
 
-/** BENCH_TELEMETRY_GROUPS=operator (or every-span) measures one group only; both by default. */
+/** BENCH_TELEMETRY_WORKLOADS=token (a prefix of each name, comma-separated) measures those only. */
+function chosenWorkloads(): Workload[] {
+  const prefixes = process.env['BENCH_TELEMETRY_WORKLOADS']?.split(',').map((prefix) => prefix.trim());
+  if (!prefixes) return WORKLOADS;
+  const chosen = WORKLOADS.filter((workload) => prefixes.some((prefix) => workload.name.startsWith(prefix)));
+  if (chosen.length === 0) throw new Error(`BENCH_TELEMETRY_WORKLOADS: none of ${prefixes.join(', ')}`);
+  return chosen;
+}
+
+/** BENCH_TELEMETRY_GROUPS=operator,dropped,every-span picks groups; operator and every-span by default. */
 function chosenGroups(): Variant[][] {
   const names = (process.env['BENCH_TELEMETRY_GROUPS'] ?? 'operator,every-span').split(',');
   return names.map((name) => {
     const group = GROUPS[name.trim() as keyof typeof GROUPS];
-    if (!group) throw new Error(`BENCH_TELEMETRY_GROUPS: no group "${name}" (operator, every-span)`);
+    if (!group) throw new Error(`BENCH_TELEMETRY_GROUPS: no group "${name}" (operator, dropped, every-span)`);
     return group;
   });
 }
@@ -269,7 +295,7 @@ export async function runTelemetryBenchmark(options: {
   let serverBytes = 0;
   try {
     for (const database of options.databases) {
-      for (const workload of WORKLOADS) {
+      for (const workload of chosenWorkloads()) {
         for (const variants of groups) {
           const figures = await measureWorkload(
             workload,
