@@ -49,8 +49,8 @@ export async function startTracing(
     await Promise.all([
       import('@opentelemetry/sdk-trace-node'),
       import('@opentelemetry/sdk-trace-base'),
-      // Protobuf costs the process less per span than JSON and sends a third of the bytes
-      // (docs/benchmarks.md, "OTLP encodings").
+      // Protobuf costs the process less per span than JSON (docs/benchmarks.md, "Ninth run") and
+      // sends about a third of the bytes.
       protocol === 'http/protobuf'
         ? import('@opentelemetry/exporter-trace-otlp-proto')
         : import('@opentelemetry/exporter-trace-otlp-http'),
