@@ -117,7 +117,7 @@ export function audited<T>(
 ): Promise<T> {
   return deps.db.transaction().execute(async (tx) => {
     const result = await act(tx);
-    await audit.record(tx, { ...event, actor: 'cli' });
+    await recordCliEvent(tx, event);
     return result;
   });
 }
