@@ -1,20 +1,20 @@
 import { type Context, context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { WorkerSpanExporter } from '../src/telemetry/worker-span-exporter.ts';
 
 /** Spans in each simulated request: a server span and nine statements, as a token exchange has. */
 const SPANS_PER_REQUEST = 10;
 
 /**
- * What the OpenTelemetry JavaScript SDK itself costs per span, apart from Coffer: CPU time in this
- * process to make a span, batch it and export it over OTLP/HTTP in `encoding` to `receiver` (the telemetry
- * bench's sink, whose reading of the bytes runs in this process too and is counted), with the
+ * What the OpenTelemetry JavaScript SDK and Coffer's exporter cost per span, apart from the rest of
+ * Coffer: CPU time in this process (the export thread's included) to make a span, batch it,
+ * serialise it and send it over OTLP/HTTP in `encoding` to `receiver` (the telemetry bench's sink,
+ * whose reading of the bytes runs in this process too and is counted), with the
  * same attributes Coffer's server and statement spans carry. The provider is not registered
  * globally, so nothing else in this process is traced.
  */
@@ -23,9 +23,8 @@ export async function measureSpanCost(
   encoding: 'http/protobuf' | 'http/json',
   requests = 20_000,
 ): Promise<number> {
-  const Exporter = encoding === 'http/protobuf' ? ProtobufExporter : JsonExporter;
   const provider = new NodeTracerProvider({
-    spanProcessors: [new BatchSpanProcessor(new Exporter({ url: `${receiver}/v1/traces` }))],
+    spanProcessors: [new BatchSpanProcessor(new WorkerSpanExporter(encoding, `${receiver}/v1/traces`))],
   });
   const tracer = provider.getTracer('coffer');
   const request = async () => {

@@ -1,3 +1,4 @@
+import type { TracesProtocol } from './export-messages.ts';
 import { setTracingEnabled } from './tracer.ts';
 
 /** What starts tracing: the standard OpenTelemetry variables, nothing of Coffer's own. */
@@ -11,8 +12,7 @@ export interface TracingEnvironment {
   OTEL_SERVICE_NAME?: string | undefined;
 }
 
-/** The OTLP encodings Coffer sends: protobuf (the specification's default) or JSON, over HTTP. */
-export type TracesProtocol = 'http/protobuf' | 'http/json';
+export type { TracesProtocol };
 
 const SHUTDOWN_MS = 3000;
 
@@ -45,20 +45,16 @@ export async function startTracing(
 ): Promise<Tracing | null> {
   if (!tracingRequested(env)) return null;
   const protocol = chooseProtocol(env);
-  const [{ NodeTracerProvider }, { BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+  const [{ NodeTracerProvider }, { BatchSpanProcessor }, { WorkerSpanExporter }, { resourceFromAttributes }] =
     await Promise.all([
       import('@opentelemetry/sdk-trace-node'),
       import('@opentelemetry/sdk-trace-base'),
-      // Protobuf costs the process less per span than JSON (docs/benchmarks.md, "Ninth run") and
-      // sends about a third of the bytes.
-      protocol === 'http/protobuf'
-        ? import('@opentelemetry/exporter-trace-otlp-proto')
-        : import('@opentelemetry/exporter-trace-otlp-http'),
+      import('./worker-span-exporter.ts'),
       import('@opentelemetry/resources'),
     ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'coffer' }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [new BatchSpanProcessor(new WorkerSpanExporter(protocol))],
   });
   provider.register();
   setTracingEnabled(true);

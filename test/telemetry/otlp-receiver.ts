@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
 
@@ -19,6 +19,10 @@ export interface OtlpReceiver {
   bodies: string[];
   /** The content type of each request: the encoding the process chose. */
   contentTypes: string[];
+  /** Each request's headers, as a collector would read them. */
+  headers: IncomingHttpHeaders[];
+  /** Answers every request from now on with `status` and no spans taken (a collector refusing). */
+  refuseWith(status: number): void;
   /** Waits until a span satisfies `found` (or fails after `ms`). */
   waitFor(found: (span: ReceivedSpan) => boolean, ms?: number): Promise<ReceivedSpan>;
   close(): Promise<void>;
@@ -85,6 +89,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const bodies: string[] = [];
   const contentTypes: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
+  let refusal: number | undefined;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -93,6 +99,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const contentType = String(request.headers['content-type']);
       bodies.push(raw.toString('utf8'));
       contentTypes.push(contentType);
+      headers.push(request.headers);
+      if (refusal !== undefined) {
+        response.writeHead(refusal).end();
+        return;
+      }
       const protobufBody = contentType === 'application/x-protobuf';
       if (request.url !== '/v1/traces' || !(protobufBody || contentType.startsWith('application/json'))) {
         response.writeHead(415).end();
@@ -119,6 +130,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     bodies,
     contentTypes,
+    headers,
+    refuseWith(status) {
+      refusal = status;
+    },
     async waitFor(found, ms = 10_000) {
       const deadline = Date.now() + ms;
       for (;;) {
