@@ -14,6 +14,8 @@ import type { ExportRequest, ExportWorkerData, TracesProtocol, WorkerAnswer } fr
  * of object. A server exporting any spans at all served every request a few per cent slower,
  * sampled or not (docs/benchmarks.md, "Eleventh run").
  */
+const SHUTDOWN_LIMIT_MS = 15_000;
+
 export class WorkerSpanExporter implements SpanExporter {
   readonly #worker: Worker;
   readonly #serializer: typeof ProtobufTraceSerializer | typeof JsonTraceSerializer;
@@ -55,9 +57,16 @@ export class WorkerSpanExporter implements SpanExporter {
 
   async shutdown(): Promise<void> {
     if (this.#stopped) return;
+    let timer: NodeJS.Timeout | undefined;
+    // The delegate gives up on a collector after OTEL_EXPORTER_OTLP_TIMEOUT (10 s by default); a
+    // thread that has not answered by then is stopped all the same.
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SHUTDOWN_LIMIT_MS);
+    });
     try {
-      await this.#settle('shutdown');
+      await Promise.race([this.#settle('shutdown'), late]);
     } finally {
+      clearTimeout(timer);
       this.#stopped = true;
       await this.#worker.terminate();
     }
