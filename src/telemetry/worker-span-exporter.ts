@@ -4,6 +4,8 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otl
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ExportRequest, ExportWorkerData, TracesProtocol, WorkerAnswer } from './export-messages.ts';
 
+const SHUTDOWN_LIMIT_MS = 15_000;
+
 /**
  * OpenTelemetry's OTLP/HTTP span exporter, split in two: the spans are serialised here, by the
  * SDK's own serializer, and sent from a thread of their own (export-worker.ts) by the SDK's own
@@ -14,14 +16,14 @@ import type { ExportRequest, ExportWorkerData, TracesProtocol, WorkerAnswer } fr
  * of object. A server exporting any spans at all served every request a few per cent slower,
  * sampled or not (docs/benchmarks.md, "Eleventh run").
  */
-const SHUTDOWN_LIMIT_MS = 15_000;
-
 export class WorkerSpanExporter implements SpanExporter {
   readonly #worker: Worker;
   readonly #serializer: typeof ProtobufTraceSerializer | typeof JsonTraceSerializer;
   readonly #waiting = new Map<number, (answer: WorkerAnswer) => void>();
   #nextId = 0;
   #stopped = false;
+  /** Why the thread is gone, once it is: what is asked of it then fails at once. */
+  #gone: string | undefined;
 
   /** `url` is for benchmarks; a server reads the collector's address from OTEL_EXPORTER_OTLP_*. */
   constructor(protocol: TracesProtocol, url?: string) {
@@ -35,7 +37,10 @@ export class WorkerSpanExporter implements SpanExporter {
       this.#waiting.delete(answer.id);
     });
     this.#worker.on('error', (error) => this.#failAll(error.message));
-    this.#worker.on('exit', () => this.#failAll('the export thread stopped'));
+    this.#worker.on('exit', () => {
+      this.#gone ??= 'the export thread stopped';
+      this.#failAll(this.#gone);
+    });
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
@@ -83,6 +88,10 @@ export class WorkerSpanExporter implements SpanExporter {
 
   // The bytes are copied, not transferred: a serialiser may hand back a view of a shared pool.
   #ask(request: ExportRequest, onAnswer: (answer: WorkerAnswer) => void): void {
+    if (this.#gone !== undefined) {
+      onAnswer({ id: request.id, ok: false, error: this.#gone });
+      return;
+    }
     this.#waiting.set(request.id, onAnswer);
     this.#worker.postMessage(request);
   }
