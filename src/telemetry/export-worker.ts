@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import {
   convertLegacyHttpOptions,
@@ -45,7 +46,7 @@ parentPort?.on('message', (request: ExportRequest) => {
       exporter.export({ bytes: request.bytes, spans: request.spans }, (result) =>
         answer({
           id: request.id,
-          ok: result.code === 0,
+          ok: result.code === ExportResultCode.SUCCESS,
           ...(result.error ? { error: failure(result.error) } : {}),
         }),
       );
